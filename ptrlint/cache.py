@@ -1,0 +1,72 @@
+"""Result cache: findings keyed by file content + effective config + enabled rules + version.
+
+Lives in ``.ptrlint_cache/`` (with a CACHEDIR.TAG) at the config root. A changed file, config,
+rule selection or ptrlint version gives a different key, so a stale result is never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import TYPE_CHECKING
+
+from . import __version__
+from .model import Finding
+
+if TYPE_CHECKING:
+    from .engine import Settings
+
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by ptrlint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+class Cache:
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    @staticmethod
+    def key(data: bytes, settings: "Settings") -> str:
+        h = hashlib.sha256()
+        h.update(__version__.encode())
+        h.update(settings.config.fingerprint().encode())
+        h.update(",".join(sorted(settings.enabled)).encode())
+        h.update(b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key[2:] + ".json")
+
+    def get(self, key: str, path: str) -> list[Finding] | None:
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                data = json.load(handle)
+            return [Finding.from_json({**item, "path": path}) for item in data]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        try:
+            self._ensure_dir()
+            target = self._path(key)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump([f.to_json() for f in findings], handle)
+            os.replace(tmp, target)
+        except OSError:
+            pass  # a read-only tree simply runs uncached
+
+    def _ensure_dir(self) -> None:
+        if os.path.isdir(self.directory):
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        with open(os.path.join(self.directory, "CACHEDIR.TAG"), "w", encoding="ascii") as handle:
+            handle.write(CACHEDIR_TAG)
+        with open(os.path.join(self.directory, ".gitignore"), "w", encoding="ascii") as handle:
+            handle.write("*\n")

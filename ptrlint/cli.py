@@ -1,0 +1,175 @@
+"""Command line: argument parsing, exit codes, printing and writing. No lint logic here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ptrlint",
+        description="Find memory addresses stored in signed, narrow or implicit-dtype tensors and arrays.",
+    )
+    p.add_argument("paths", nargs="*", help="files or folders to check (default: .); '-' reads stdin")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply (with --fix/--diff) or show unsafe fixes")
+    p.add_argument("--diff", action="store_true", help="print fixes as a unified diff, change nothing; exit 1 if any")
+    p.add_argument("--select", type=_csv, default=None, metavar="CODES", help="rule codes or prefixes to enable (ALL, PTR, PTR001)")
+    p.add_argument("--extend-select", type=_csv, default=None, metavar="CODES", help="add codes to the selection")
+    p.add_argument("--ignore", type=_csv, default=None, metavar="CODES", help="codes or prefixes to disable")
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help="output format")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE", help="read [tool.ptrlint] from this pyproject.toml")
+    p.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--stdin-filename", default=None, metavar="PATH", help="name to report for '-' (stdin)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write .ptrlint_cache/")
+    p.add_argument("--statistics", action="store_true", help="print the number of findings per code")
+    p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text format)")
+    p.add_argument("--version", action="version", version=f"ptrlint {__version__}")
+    p.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    p.add_argument("--explain", metavar="CODE", default=None, help="print the documentation of a rule and exit")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("ptrlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    from . import engine, report
+    from .config import ConfigError, resolve_config
+    from .files import discover
+    from .rules import ALL_RULES, RULES_BY_CODE
+
+    if args.list_rules:
+        for rule in ALL_RULES:
+            print(f"{rule.code}  {rule.name:<24} fix: {rule.fix_availability.split(' ')[0]:<9} {rule.summary}")
+        return EXIT_CLEAN
+    if args.explain:
+        code = args.explain.strip().upper()
+        rule_cls = RULES_BY_CODE.get(code)
+        if rule_cls is None:
+            print(f"ptrlint: unknown rule {args.explain!r}; see --list-rules", file=sys.stderr)
+            return EXIT_ERROR
+        print(rule_cls.explain(), end="")
+        return EXIT_CLEAN
+
+    paths = args.paths or ["."]
+    use_stdin = paths == ["-"]
+    if "-" in paths and not use_stdin:
+        print("ptrlint: '-' (stdin) cannot be combined with other paths", file=sys.stderr)
+        return EXIT_ERROR
+    if args.jobs is not None and args.jobs < 1:
+        print("ptrlint: --jobs must be at least 1", file=sys.stderr)
+        return EXIT_ERROR
+
+    start = Path(args.stdin_filename).parent if use_stdin and args.stdin_filename else Path(paths[0] if not use_stdin else ".")
+    try:
+        config = resolve_config(args.config, args.isolated, start if start.exists() else Path("."))
+        select = args.select if args.select is not None else list(config.select)
+        extend = list(config.extend_select) + (args.extend_select or [])
+        ignore = list(config.ignore) + (args.ignore or [])
+        enabled = engine.select_codes(select, extend, ignore)
+        for _glob, codes in config.per_file_ignores:
+            for code in codes:
+                engine.expand_selector(code)
+    except (ConfigError, engine.SelectionError) as exc:
+        print(f"ptrlint: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+    cache_dir = None if args.no_cache or use_stdin else os.path.join(config.root, ".ptrlint_cache")
+    settings = engine.Settings(
+        config=config,
+        enabled=enabled,
+        fix=args.fix,
+        unsafe_fixes=args.unsafe_fixes,
+        diff=args.diff,
+        cache_dir=cache_dir,
+    )
+
+    if use_stdin:
+        name = args.stdin_filename or "-"
+        data = sys.stdin.buffer.read()
+        try:
+            text, _encoding = engine.decode(data)
+        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+            print(f"{name}: E999 cannot decode stdin: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        result = engine.process_text(text, name, settings)
+        results = [result]
+        if args.fix and result.error is None:
+            sys.stdout.write(result.new_text if result.new_text is not None else text)
+            sys.stdout.flush()
+            out = sys.stderr
+        else:
+            out = sys.stdout
+            if args.diff and result.new_text is not None:
+                result.diff = engine.unified_diff(name, text, result.new_text)
+    else:
+        files = discover(paths, config)
+        jobs = args.jobs or os.cpu_count() or 1
+        results = engine.run(files, replace(settings), jobs)
+        out = sys.stdout
+
+    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+    errors = [r.error for r in results if r.error is not None]
+    fixed = sum(r.fixed for r in results if r.error is None and (args.fix))
+    diffs = [r.diff for r in results if r.diff]
+
+    if args.diff:
+        for d in diffs:
+            out.write(d)
+        if args.format == "text":
+            n = sum(r.fixed for r in results)
+            print(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
+            for e in errors:
+                print(report.text([], [e]), end="", file=sys.stderr)
+        if errors:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if diffs else EXIT_CLEAN
+
+    if args.format == "text":
+        out.write(report.text(findings, errors, args.show_evidence, args.unsafe_fixes))
+        if args.statistics:
+            out.write(report.statistics(findings))
+        out.write(report.summary(findings, errors, fixed, args.unsafe_fixes))
+    else:
+        if args.statistics and args.format == "text":
+            out.write(report.statistics(findings))
+        formatter = {"json": report.as_json, "github": report.github, "sarif": report.sarif}[args.format]
+        out.write(formatter(findings, errors))
+        for e in errors:
+            if args.format == "json":
+                print(report.text([], [e]), end="", file=sys.stderr)
+        if args.statistics:
+            sys.stderr.write(report.statistics(findings))
+    out.flush()
+
+    if errors:
+        return EXIT_ERROR
+    if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN

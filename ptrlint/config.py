@@ -1,0 +1,185 @@
+"""``[tool.ptrlint]`` in the nearest ``pyproject.toml``: discovery, defaults and validation.
+
+Imports the stdlib only (tomllib, or tomli before Python 3.11).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on old interpreters only
+    import tomli as tomllib
+
+DEFAULT_POINTER_NAMES: tuple[str, ...] = (
+    # a name whose last `_`-separated word says it holds addresses
+    r"(?:\w*_)?(?:ptr|ptrs|pointer|pointers|addr|addrs|address|addresses)",
+)
+DEFAULT_LOOKALIKE_NAMES: tuple[str, ...] = (
+    r"\w*indptr\w*",  # CSR index pointers
+    r"(?:num|n|count|cnt|max|min|total)_\w*",  # counts and limits
+    r"\w*_(?:count|counts|num|size|sizes|len|lens|length|lengths|stride|strides|offset|offsets)_\w*",
+    r"(?:_?)(?:ip|ipv4|ipv6|mac|master|zmq|tcp|udp|url|uri|email|socket|bind|listen|net|network|host_ip|server|nic|rpc|http|broadcast)_\w*",
+)
+DEFAULT_BUFFER_FACTORIES: tuple[str, ...] = ("make_buffer", "_make_buffer", "CpuGpuBuffer")
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".ptrlint_cache",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+)
+DEFAULT_TORCH_VERSION = "2.3"
+
+
+class ConfigError(Exception):
+    """Invalid configuration (exit 2). The message names the offending key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    pointer_names: tuple[str, ...] = DEFAULT_POINTER_NAMES
+    lookalike_names: tuple[str, ...] = DEFAULT_LOOKALIKE_NAMES
+    buffer_factories: tuple[str, ...] = DEFAULT_BUFFER_FACTORIES
+    pointer_functions: tuple[str, ...] = ()
+    torch_version: str = DEFAULT_TORCH_VERSION
+    root: str = "."
+    source: str | None = None  # the pyproject.toml it came from, if any
+
+    def fingerprint(self) -> str:
+        """Stable hash of everything that changes analysis results (for the cache)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source",)}
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
+
+    @property
+    def torch_version_tuple(self) -> tuple[int, ...]:
+        return parse_version(self.torch_version)
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", text.strip())
+    if not match:
+        raise ConfigError(f"torch-version: expected a version such as \"2.3\", got {text!r}")
+    return tuple(int(g) for g in match.groups() if g is not None)
+
+
+def _str_list(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{key}: expected a list of strings, got {type(value).__name__} {value!r}")
+    return tuple(value)
+
+
+def _regex_list(key: str, value: Any) -> tuple[str, ...]:
+    items = _str_list(key, value)
+    for item in items:
+        try:
+            re.compile(item)
+        except re.error as exc:
+            raise ConfigError(f"{key}: invalid regular expression {item!r}: {exc}") from exc
+    return items
+
+
+def _per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key}: expected a table of glob = [codes], got {type(value).__name__}")
+    return tuple((str(glob), _str_list(f"{key}.{glob}", codes)) for glob, codes in value.items())
+
+
+def _version(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: expected a string such as \"2.3\", got {type(value).__name__} {value!r}")
+    parse_version(value)
+    return value
+
+
+_KEYS: dict[str, tuple[str, Any]] = {
+    "select": ("select", _str_list),
+    "extend-select": ("extend_select", _str_list),
+    "ignore": ("ignore", _str_list),
+    "exclude": ("exclude", _str_list),
+    "extend-exclude": ("extend_exclude", _str_list),
+    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "pointer-names": ("pointer_names", _regex_list),
+    "lookalike-names": ("lookalike_names", _regex_list),
+    "buffer-factories": ("buffer_factories", _str_list),
+    "pointer-functions": ("pointer_functions", _str_list),
+    "torch-version": ("torch_version", _version),
+}
+CONFIG_KEYS: tuple[str, ...] = tuple(_KEYS)
+
+
+def config_from_table(table: dict[str, Any], root: Path, source: str | None) -> Config:
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        if key not in _KEYS:
+            known = ", ".join(CONFIG_KEYS)
+            raise ConfigError(f"unknown key {key!r} in [tool.ptrlint] of {source or 'config'} (known keys: {known})")
+        attr, convert = _KEYS[key]
+        values[attr] = convert(key, raw)
+    return replace(Config(), root=str(root), source=source, **values)
+
+
+def load_file(path: Path) -> Config:
+    """Read ``[tool.ptrlint]`` from one pyproject.toml (an absent table gives the defaults)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    table = data.get("tool", {}).get("ptrlint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ptrlint] must be a table")
+    return config_from_table(table, path.parent.resolve(), str(path))
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.ptrlint] table."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{candidate}: cannot read as TOML: {exc}") from exc
+            if "ptrlint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def resolve_config(explicit: Path | None, isolated: bool, start: Path) -> Config:
+    if isolated:
+        return replace(Config(), root=str(Path.cwd().resolve()))
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"--config: {explicit} does not exist")
+        return load_file(explicit)
+    found = find_config_file(start)
+    if found is None:
+        return replace(Config(), root=str(Path.cwd().resolve()))
+    return load_file(found)

@@ -1,0 +1,324 @@
+"""The pipeline, one plain function per stage: discover -> prefilter -> parse -> analyse -> report/fix.
+
+Nothing here prints or parses command lines; :mod:`ptrlint.cli` does that.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import io
+import os
+import re
+import tokenize
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ScopeProvider
+
+from . import __version__
+from .cache import Cache
+from .config import Config
+from .fix import FileChangedError, apply_fixes, write_atomic
+from .model import Edit, FileError, FileResult, Finding, Fix, Related
+from .names import prefilter_regex
+from .pointers import AnalysisOptions, NamePatterns, collect
+from .rules import ALL_RULES, RULES_BY_CODE
+from .rules.base import RuleContext
+from .sourcemap import SourceMap
+from .suppression import is_suppressed
+
+MAX_FIX_ITERATIONS = 10
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class SelectionError(ValueError):
+    """An unknown code or prefix in --select/--ignore (exit 2)."""
+
+
+def expand_selector(selector: str) -> set[str]:
+    selector = selector.strip().upper()
+    if selector == "ALL":
+        return set(RULES_BY_CODE)
+    matched = {code for code in RULES_BY_CODE if code.startswith(selector)}
+    if not selector or not matched:
+        raise SelectionError(f"unknown rule selector {selector!r} (known codes: {', '.join(RULES_BY_CODE)}, or ALL)")
+    return matched
+
+
+def select_codes(select: Iterable[str], extend_select: Iterable[str], ignore: Iterable[str]) -> frozenset[str]:
+    enabled: set[str] = set()
+    for selector in [*select, *extend_select]:
+        enabled |= expand_selector(selector)
+    for selector in ignore:
+        enabled -= expand_selector(selector)
+    return frozenset(enabled)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a worker needs for one file; picklable."""
+
+    config: Config
+    enabled: frozenset[str]
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    cache_dir: str | None = None
+    prefilter: bool = True
+
+    @property
+    def fixing(self) -> bool:
+        return self.fix or self.diff
+
+
+# ----- prefilter ---------------------------------------------------------------------------------
+@lru_cache(maxsize=8)
+def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    extra = tuple(name.rpartition(".")[2] for name in config.pointer_functions)
+    custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in _default_names())
+    return prefilter_regex(extra), custom_names
+
+
+def _default_names() -> tuple[str, ...]:
+    from .config import DEFAULT_POINTER_NAMES
+
+    return DEFAULT_POINTER_NAMES
+
+
+def prefilter(text: str, config: Config) -> bool:
+    """False only when the file cannot hold a finding.
+
+    Sound because every finding needs pointer evidence, and every kind of evidence leaves a
+    token in the text: value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
+    ``ctypes.addressof``/``ctypes.cast`` (both spell ``ctypes`` at the call or in the import),
+    ``__array_interface__``/``__cuda_array_interface__``, or a configured pointer function, whose
+    last name we search for); name evidence needs a target matching ``pointer-names``. Every
+    name the default patterns match contains ``ptr``, ``pointer`` or ``addr``
+    (case-insensitively), which the search covers; configured patterns are tested against
+    every identifier in the file. PTR004-PTR006 need the same evidence as PTR001-PTR003.
+    """
+    regex, custom = _prefilter_parts(config)
+    if regex.search(text):
+        return True
+    if custom:
+        for ident in set(_IDENT.findall(text)):
+            bare = ident.strip("_")
+            if any(p.fullmatch(bare) for p in custom):
+                return True
+    return False
+
+
+# ----- analysis ----------------------------------------------------------------------------------
+@lru_cache(maxsize=8)
+def analysis_options(config: Config) -> AnalysisOptions:
+    return AnalysisOptions(
+        names=NamePatterns(config.pointer_names, config.lookalike_names),
+        buffer_factories=frozenset(config.buffer_factories),
+        pointer_functions=frozenset(config.pointer_functions),
+    )
+
+
+def parse(text: str) -> cst.Module:
+    return cst.parse_module(text)
+
+
+def analyse(text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
+    """Findings of one decoded source text (raises cst.ParserSyntaxError)."""
+    module = parse(text)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    facts = collect(module, dict(scopes), analysis_options(config))
+    source = SourceMap(text, wrapper)
+    ctx = RuleContext(module=module, facts=facts, source=source, config=config)
+    ignored = per_file_ignored(path, config)
+    findings: list[Finding] = []
+    for rule_cls in ALL_RULES:
+        if rule_cls.code not in enabled or rule_cls.code in ignored:
+            continue
+        rule = rule_cls()
+        for diag in rule.check(ctx):
+            span = source.range(diag.node)
+            if is_suppressed(rule_cls.code, source.comments(span.start.line)):
+                continue
+            fix = None
+            if diag.edits is not None:
+                edits = diag.edits()
+                if edits:
+                    fix = Fix(diag.safe, tuple(sorted(_locate(source, e) for e in set(edits))), diag.fix_title)
+            related = tuple(
+                Related(source.range(node).start.line, source.range(node).start.column + 1, message)
+                for node, message in diag.evidence
+            )
+            findings.append(
+                Finding(
+                    path=path,
+                    line=span.start.line,
+                    column=span.start.column + 1,
+                    end_line=span.end.line,
+                    end_column=span.end.column + 1,
+                    code=rule_cls.code,
+                    name=rule_cls.name,
+                    message=diag.message,
+                    fix=fix,
+                    related=related,
+                )
+            )
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _locate(source: SourceMap, edit: Edit) -> Edit:
+    def pos(offset: int) -> tuple[int, int]:
+        import bisect
+
+        line = bisect.bisect_right(source.line_starts, offset)
+        return line, offset - source.line_starts[line - 1] + 1
+
+    return Edit(edit.start, edit.end, edit.text, pos(edit.start), pos(edit.end))
+
+
+def per_file_ignored(path: str, config: Config) -> set[str]:
+    if not config.per_file_ignores:
+        return set()
+    candidates = _match_candidates(path, config.root)
+    ignored: set[str] = set()
+    for pattern, codes in config.per_file_ignores:
+        if any(fnmatch.fnmatch(c, pattern) for c in candidates):
+            for code in codes:
+                ignored |= expand_selector(code)  # validated when the config was loaded
+    return ignored
+
+
+def _match_candidates(path: str, root: str) -> list[str]:
+    absolute = Path(path).resolve()
+    out = [PurePosixPath(path).as_posix(), absolute.name]
+    try:
+        out.append(absolute.relative_to(Path(root).resolve()).as_posix())
+    except ValueError:
+        pass
+    return out
+
+
+# ----- one file ----------------------------------------------------------------------------------
+def decode(data: bytes) -> tuple[str, str]:
+    """Source bytes -> (text, encoding); honours a BOM and a PEP 263 coding cookie."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def process_text(text: str, path: str, settings: Settings) -> FileResult:
+    """Lint (and with settings.fixing, fix) one decoded text; never raises."""
+    result = FileResult(path=path)
+    try:
+        if settings.prefilter and not prefilter(text, settings.config):
+            return result
+        findings = analyse(text, path, settings.config, settings.enabled)
+        if settings.fixing and any(_applicable(f, settings) for f in findings):
+            new_text, fixed, findings = fix_loop(text, path, settings, findings)
+            if new_text != text:
+                result.new_text = new_text
+                result.fixed = fixed
+        result.findings = findings
+    except cst.ParserSyntaxError as exc:
+        result.error = FileError(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
+    except RecursionError:
+        result.error = FileError(path, "too deeply nested to analyse (recursion limit); file skipped")
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
+        result.error = FileError(path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it")
+    return result
+
+
+def _applicable(finding: Finding, settings: Settings) -> bool:
+    return finding.fix is not None and (finding.fix.safe or settings.unsafe_fixes)
+
+
+def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding]) -> tuple[str, int, list[Finding]]:
+    """Apply fixes until none applies; every intermediate text must parse. Returns (text, fixed, remaining)."""
+    fixed = 0
+    for _ in range(MAX_FIX_ITERATIONS):
+        applicable = [f for f in findings if _applicable(f, settings)]
+        if not applicable:
+            break
+        new_text, applied = apply_fixes(text, applicable)
+        if applied == 0 or new_text == text:
+            break
+        parse(new_text)  # a fix that breaks the syntax is a bug: raise rather than write it
+        text = new_text
+        fixed += applied
+        findings = analyse(text, path, settings.config, settings.enabled)
+    return text, fixed, findings
+
+
+def process_file(path: str, settings: Settings) -> FileResult:
+    """Read, lint, and fix or diff one file. Errors become a FileError; never raises."""
+    try:
+        real = os.path.realpath(path)
+        with open(real, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if os.path.islink(path) and not os.path.exists(path):
+            reason = "broken symbolic link"
+        return FileResult(path=path, error=FileError(path, f"cannot read file: {reason}"))
+    try:
+        text, encoding = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return FileResult(path=path, error=FileError(path, f"cannot decode file: {exc}"))
+
+    cache = Cache(settings.cache_dir) if settings.cache_dir else None
+    key = cache.key(data, settings) if cache else ""
+    if cache:
+        cached = cache.get(key, path)
+        if cached is not None and not (settings.fixing and any(_applicable(f, settings) for f in cached)):
+            return FileResult(path=path, findings=cached)
+
+    result = process_text(text, path, settings)
+    if result.error is None and result.new_text is not None:
+        if settings.diff:
+            result.diff = unified_diff(path, text, result.new_text)
+        if settings.fix:
+            try:
+                write_atomic(real, result.new_text.encode(encoding), data)
+            except FileChangedError as exc:
+                result.error = FileError(path, str(exc))
+            except OSError as exc:
+                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
+    if cache and result.error is None and result.new_text is None:
+        cache.put(key, result.findings)
+    return result
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+# ----- many files --------------------------------------------------------------------------------
+def _worker(args: tuple[str, Settings]) -> FileResult:
+    return process_file(*args)
+
+
+def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]:
+    """Process files, in parallel when worthwhile; results in the order of ``paths``."""
+    jobs = max(1, jobs)
+    if jobs == 1 or len(paths) < 8:
+        return [process_file(p, settings) for p in paths]
+    chunksize = max(1, min(32, len(paths) // (jobs * 8)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_worker, [(p, settings) for p in paths], chunksize=chunksize))
+
+
+def version() -> str:
+    return __version__

@@ -1,0 +1,155 @@
+"""Canonical name tables: dtypes, creation calls, casts, ctypes wrappers. Imports nothing.
+
+Everything here is keyed by *qualified* names as libcst's scope analysis resolves them
+(``import torch as th; th.long`` -> ``torch.long``), never by the text a file happens to use.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+
+class DtypeClass(Enum):
+    SIGNED64 = "signed 64-bit"
+    NARROW = "narrow"
+    UNSIGNED64 = "unsigned 64-bit"
+    OTHER = "other"
+
+
+_TORCH_SIGNED64 = {"int64", "long"}
+_TORCH_NARROW = {
+    "int32", "int", "int16", "short", "int8", "uint8", "uint16", "uint32",
+    "float", "float32", "float64", "double", "float16", "half", "bfloat16",
+}
+_TORCH_UNSIGNED64 = {"uint64"}
+_NUMPY_SIGNED64 = {"int64", "intp", "longlong", "int_", "long", "signedinteger"}
+_NUMPY_NARROW = {
+    "int32", "int16", "int8", "uint32", "uint16", "uint8", "intc", "uintc", "short", "ushort",
+    "byte", "ubyte", "float16", "float32", "float64", "half", "single", "double", "float_",
+    "longdouble", "float128",
+}
+_NUMPY_UNSIGNED64 = {"uint64", "uintp", "ulonglong", "uint", "ulong"}
+# numpy spells dtypes as strings too; torch does not accept strings.
+_STRING_SIGNED64 = {"int64", "i8", "<i8", "=i8", "long", "longlong", "intp", "int", "int_", "q", "p"}
+_STRING_NARROW = {
+    "int32", "int16", "int8", "uint32", "uint16", "uint8", "i4", "<i4", "i2", "i1", "u4", "<u4", "u2", "u1",
+    "float", "float16", "float32", "float64", "double", "single", "half", "f2", "f4", "f8", "<f4", "<f8", "d", "f",
+}
+_STRING_UNSIGNED64 = {"uint64", "u8", "<u8", "=u8", "uintp", "ulonglong", "uint", "Q", "P"}
+
+TORCH_MODULES = ("torch",)
+NUMPY_MODULES = ("numpy",)
+
+
+def classify_qualified_dtype(qname: str) -> tuple[DtypeClass, str] | None:
+    """Classify ``torch.int64`` / ``numpy.intp`` / ``builtins.int``; library is "torch" or "numpy"."""
+    module, _, attr = qname.rpartition(".")
+    if module == "torch":
+        if attr in _TORCH_SIGNED64:
+            return DtypeClass.SIGNED64, "torch"
+        if attr in _TORCH_NARROW:
+            return DtypeClass.NARROW, "torch"
+        if attr in _TORCH_UNSIGNED64:
+            return DtypeClass.UNSIGNED64, "torch"
+        if attr in {"bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2"}:
+            return DtypeClass.OTHER, "torch"
+        return None
+    if module == "numpy":
+        if attr in _NUMPY_SIGNED64:
+            return DtypeClass.SIGNED64, "numpy"
+        if attr in _NUMPY_NARROW:
+            return DtypeClass.NARROW, "numpy"
+        if attr in _NUMPY_UNSIGNED64:
+            return DtypeClass.UNSIGNED64, "numpy"
+        if attr in {"bool_", "complex64", "complex128", "object_", "str_", "bytes_"}:
+            return DtypeClass.OTHER, "numpy"
+        return None
+    return None
+
+
+def classify_builtin_dtype(name: str) -> DtypeClass | None:
+    """Python types used as dtypes: ``int`` is int64 in both libraries, ``float`` float64."""
+    return {"int": DtypeClass.SIGNED64, "float": DtypeClass.NARROW, "bool": DtypeClass.OTHER}.get(name)
+
+
+def classify_string_dtype(text: str) -> DtypeClass | None:
+    if text in _STRING_SIGNED64:
+        return DtypeClass.SIGNED64
+    if text in _STRING_NARROW:
+        return DtypeClass.NARROW
+    if text in _STRING_UNSIGNED64:
+        return DtypeClass.UNSIGNED64
+    return None
+
+
+# Creation calls: qualified name -> (library, index of a positional dtype or None, index of the data argument or None,
+#                                    whether the dtype is inferred from data when omitted)
+CREATION_CALLS: dict[str, tuple[str, int | None, int | None, bool]] = {
+    "torch.tensor": ("torch", None, 0, True),
+    "torch.as_tensor": ("torch", None, 0, True),
+    "torch.asarray": ("torch", None, 0, True),
+    "torch.zeros": ("torch", None, None, False),
+    "torch.empty": ("torch", None, None, False),
+    "torch.ones": ("torch", None, None, False),
+    "torch.full": ("torch", None, None, False),
+    "torch.empty_strided": ("torch", None, None, False),
+    "torch.zeros_like": ("torch", None, None, False),
+    "torch.empty_like": ("torch", None, None, False),
+    "torch.ones_like": ("torch", None, None, False),
+    "torch.full_like": ("torch", None, None, False),
+    "numpy.array": ("numpy", 1, 0, True),
+    "numpy.asarray": ("numpy", 1, 0, True),
+    "numpy.ascontiguousarray": ("numpy", 1, 0, True),
+    "numpy.zeros": ("numpy", 1, None, False),
+    "numpy.empty": ("numpy", 1, None, False),
+    "numpy.ones": ("numpy", 1, None, False),
+    "numpy.full": ("numpy", 2, None, False),
+    "numpy.fromiter": ("numpy", 1, 0, True),
+    "numpy.zeros_like": ("numpy", 1, None, False),
+    "numpy.empty_like": ("numpy", 1, None, False),
+    "numpy.ones_like": ("numpy", 1, None, False),
+}
+# Calls whose missing dtype means int64 inferred from pointer values (PTR002).
+IMPLICIT_DTYPE_CALLS = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.asarray", "numpy.array", "numpy.asarray", "numpy.ascontiguousarray"}
+)
+# Calls that take a fill value which may itself be a pointer value.
+FILL_VALUE_INDEX = {"torch.full": 1, "numpy.full": 1}
+
+# PTR006: signed ctypes integers. SIGNED64 ones get a safe fix, narrower ones an unsafe fix.
+CTYPES_SIGNED64 = frozenset({"c_long", "c_int64", "c_longlong", "c_ssize_t"})
+CTYPES_NARROW = frozenset({"c_int", "c_int32", "c_int16", "c_int8", "c_short", "c_byte", "c_uint", "c_uint32",
+                           "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float"})
+
+# Value-preserving operations: the result holds the same pointer values as the receiver.
+PASSTHROUGH_METHODS = frozenset({
+    "to", "cuda", "cpu", "clone", "contiguous", "numpy", "pin_memory", "share_memory_", "detach", "copy",
+    "tolist", "reshape", "view_as", "flatten", "ravel", "squeeze", "unsqueeze", "copy_to_gpu", "copy_to_cpu",
+    "flip",
+})
+# Attributes that view a buffer without changing its values (CpuGpuBuffer, numpy).
+VIEW_ATTRIBUTES = frozenset({"np", "cpu", "gpu", "T", "data"})
+# Uses of a buffer that uint64 tensors do not support (make a dtype fix unsafe).
+UNSAFE_METHODS = frozenset({
+    "max", "min", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "aminmax", "mean",
+    "searchsorted", "index_select", "index_put_", "index_put", "index_add_", "index_add", "diff", "bucketize",
+    "isin", "add", "add_", "sub", "sub_", "div", "div_", "floor_divide", "remainder", "fmod", "lt", "gt", "le", "ge",
+    "clamp", "clamp_", "clip", "abs", "neg", "topk", "kthvalue", "median",
+})
+UNSAFE_FUNCTIONS = frozenset({
+    "torch.searchsorted", "torch.bucketize", "torch.index_select", "torch.max", "torch.min", "torch.sum",
+    "torch.prod", "torch.cumsum", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin", "torch.add",
+    "torch.sub", "torch.diff", "torch.isin", "torch.clamp", "torch.where", "torch.lt", "torch.gt", "torch.le",
+    "torch.ge", "torch.remainder", "torch.floor_divide", "torch.mean", "torch.topk",
+    "builtins.max", "builtins.min", "builtins.sum",
+    "numpy.searchsorted", "numpy.max", "numpy.min", "numpy.sum", "numpy.diff", "numpy.cumsum",
+})
+
+_POINTER_SOURCE_TOKENS = ("ptr", "addr", "pointer", "ctypes", "array_interface")
+
+
+def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """Text that every file with a possible finding contains (see engine.prefilter)."""
+    tokens = [re.escape(t) for t in (*_POINTER_SOURCE_TOKENS, *extra_tokens) if t]
+    return re.compile("|".join(tokens), re.IGNORECASE)

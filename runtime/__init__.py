@@ -1,0 +1,1 @@
+"""ptrlint.runtime: placeholder replaced below."""
