@@ -98,10 +98,12 @@ def prefilter(text: str, config: Config) -> bool:
     token in the text: value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
     ``ctypes.addressof``/``ctypes.cast`` (both spell ``ctypes`` at the call or in the import),
     ``__array_interface__``/``__cuda_array_interface__``, or a configured pointer function, whose
-    last name we search for); name evidence needs a target matching ``pointer-names``. Every
-    name the default patterns match contains ``ptr``, ``pointer`` or ``addr``
-    (case-insensitively), which the search covers; configured patterns are tested against
-    every identifier in the file. PTR004-PTR006 need the same evidence as PTR001-PTR003.
+    last name we search for); name evidence needs a target matching ``pointer-names``.
+    Every name the default patterns match ends (before optional trailing underscores) in
+    ``ptr(s)``, ``pointer(s)``, ``addr(s)`` or ``address(es)`` preceded by ``_`` or the start of
+    the identifier, which the search covers case-insensitively (``data_ptr`` too); configured
+    patterns are tested against every identifier in the file. PTR004-PTR006 need the same
+    evidence as PTR001-PTR003.
     """
     regex, custom = _prefilter_parts(config)
     if regex.search(text):

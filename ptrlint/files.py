@@ -28,7 +28,7 @@ def _display(path: str) -> str:
         except ValueError:
             return path
         return path if rel.startswith("..") else rel
-    return path
+    return os.path.normpath(path)
 
 
 def discover(paths: list[str], config: Config) -> list[str]:

@@ -146,10 +146,14 @@ UNSAFE_FUNCTIONS = frozenset({
     "numpy.searchsorted", "numpy.max", "numpy.min", "numpy.sum", "numpy.diff", "numpy.cumsum",
 })
 
-_POINTER_SOURCE_TOKENS = ("ptr", "addr", "pointer", "ctypes", "array_interface")
+# Every default pointer name ends in one of these words, as do `data_ptr` and `c_void_p`-free
+# address helpers; `ctypes` covers `.ctypes.data`, `ctypes.addressof` and `ctypes.cast` (the
+# module is named at the call or in its import).
+_POINTER_WORDS = r"(?:\b|_)(?:ptrs?|pointers?|addrs?|address(?:es)?)_*\b"
+_POINTER_SOURCE_TOKENS = ("ctypes", "array_interface")
 
 
 def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
     """Text that every file with a possible finding contains (see engine.prefilter)."""
-    tokens = [re.escape(t) for t in (*_POINTER_SOURCE_TOKENS, *extra_tokens) if t]
+    tokens = [_POINTER_WORDS, *(re.escape(t) for t in (*_POINTER_SOURCE_TOKENS, *extra_tokens) if t)]
     return re.compile("|".join(tokens), re.IGNORECASE)

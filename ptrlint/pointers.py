@@ -197,7 +197,11 @@ class NamePatterns:
 class AnalysisOptions:
     names: NamePatterns
     buffer_factories: frozenset[str]
-    pointer_functions: frozenset[str]
+    pointer_functions: frozenset[str]  # qualified names or bare names; matched on the last name too
+
+    @property
+    def pointer_function_names(self) -> frozenset[str]:
+        return frozenset(f.rpartition(".")[2] for f in self.pointer_functions)
 
 
 class FactCollector(cst.CSTVisitor):
@@ -670,6 +674,8 @@ class ModuleFacts:
                 return None
             if isinstance(op, (cst.Subtract, cst.BitAnd, cst.BitOr)):
                 if left and left.kind is Kind.SCALAR and right is None:
+                    if isinstance(op, cst.Subtract) and _looks_like_base(expr.right, self.options.names):
+                        return None  # `ptr - base`: an offset even when `base` is not traced
                     return left  # pointer - int (or alignment mask) is a pointer; pointer - pointer is not
                 return None
             return None
@@ -718,7 +724,7 @@ class ModuleFacts:
         if "ctypes.addressof" in qnames:
             return Value(Kind.SCALAR, ((call, "pointer value: `ctypes.addressof()`"),))
         funcs = self.options.pointer_functions
-        if funcs and (last in funcs or qnames & funcs):
+        if funcs and (last in self.options.pointer_function_names or qnames & funcs):
             return Value(Kind.SCALAR, ((call, f"pointer value: configured pointer function `{last}()`"),))
         if qnames & {"builtins.int"} and args:
             return self.kind(args[0].value)
@@ -888,6 +894,15 @@ class ModuleFacts:
         if key is None:
             return False
         return any(b.how == "expr" and self._is_factory_value(b.expr) for b in c.bindings.get(key, []))
+
+
+_BASE_WORDS = re.compile(r"(?:^|_)(?:base|start|begin|origin|lo|low|first)(?:_|$)", re.IGNORECASE)
+
+
+def _looks_like_base(node: cst.BaseExpression, names: NamePatterns) -> bool:
+    """An untraced operand named like a base address (``base``, ``pool_start``, ``base_ptr``)."""
+    name = _attr_name(node)
+    return name is not None and (bool(_BASE_WORDS.search(name)) or names.is_pointer_name(name))
 
 
 def _walk_names(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
