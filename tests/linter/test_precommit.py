@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,8 @@ def _git(*args: str, cwd: Path) -> str:
 @pytest.mark.precommit
 @pytest.mark.slow
 def test_precommit_hooks_fail_on_buggy_file_and_fix_it(tmp_path):
-    pre_commit = shutil.which("pre-commit")
+    beside = Path(sys.executable).parent / "pre-commit"
+    pre_commit = str(beside) if beside.is_file() else shutil.which("pre-commit")
     if pre_commit is None:
         pytest.skip("pre-commit is not installed")
     try:

@@ -1,0 +1,14 @@
+"""Lazy, explained import of torch and numpy (the runtime extra)."""
+
+from __future__ import annotations
+
+try:
+    import numpy as np
+    import torch
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "ptrlint.runtime needs torch and numpy: pip install 'ptrlint[runtime]' "
+        "(pin torch yourself, e.g. torch==2.13.0, to avoid pulling a CUDA build)"
+    ) from exc
+
+__all__ = ["np", "torch"]

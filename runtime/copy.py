@@ -1,0 +1,91 @@
+"""Guarded batched copy through raw addresses: ``batch_memcpy(src_ptrs, dst_ptrs, sizes)``."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from ._torch import np, torch
+from .buffers import CpuGpuBuffer
+from .errors import PointerGuardError
+from .guard import MemoryRegions, check_fast, check_strict, default_regions, guard_level, host_array
+
+DEFAULT_BLOCK_SIZE = 1024
+_memmove = ctypes.memmove
+
+
+def _tensor(x: Any) -> Any:
+    return x.gpu if isinstance(x, CpuGpuBuffer) else x
+
+
+def _is_device(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.device.type != "cpu"
+
+
+def batch_memcpy(
+    src_ptrs: Any,
+    dst_ptrs: Any,
+    sizes: Any,
+    *,
+    check: str | None = None,
+    regions: MemoryRegions | None = None,
+    backend: str | None = None,
+    host_views: tuple[Any, Any, Any] | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> None:
+    """Copy ``sizes[i]`` bytes from ``src_ptrs[i]`` to ``dst_ptrs[i]`` for every entry.
+
+    ``check``: "off", "fast" (dtypes, shapes, lengths, device; O(1)) or "strict" (also: no
+    null address, sizes in [0, 2**31), every range inside one registered region, no two
+    destinations overlapping, no destination overlapping another entry's source). Default:
+    ``$PTRLINT_GUARD``, else "fast". Every check runs before any byte moves.
+
+    ``backend``: "triton" (the default for device tensors; also usable on CPU tensors under
+    TRITON_INTERPRET=1) or "cpu" (a ``ctypes.memmove`` loop; the default for host tensors).
+    ``host_views``: host copies of the three tables (e.g. the CpuGpuBuffers' ``.np`` slices)
+    so strict checks of device tables need no device-to-host copy.
+    """
+    level = guard_level(check)
+    src, dst, size = _tensor(src_ptrs), _tensor(dst_ptrs), _tensor(sizes)
+    if level != "off":
+        n = check_fast(src, dst, size)
+        if level == "strict" and n:
+            if host_views is not None:
+                hs, hd, hz = (host_array(v, name) for v, name in zip(host_views, ("src_ptrs", "dst_ptrs", "sizes")))
+                if not len(hs) == len(hd) == len(hz) == n:
+                    raise PointerGuardError(f"host_views must hold the same {n} entries as the tables")
+                check_fast(hs, hd, hz)
+            else:
+                hs, hd, hz = host_array(src, "src_ptrs"), host_array(dst, "dst_ptrs"), host_array(size, "sizes")
+            check_strict(hs, hd, hz, regions if regions is not None else default_regions())
+    chosen = backend or ("triton" if any(_is_device(t) for t in (src, dst, size)) else "cpu")
+    if chosen == "cpu":
+        if any(_is_device(t) for t in (src, dst, size)):
+            raise PointerGuardError("the cpu backend needs host tables; use backend='triton' for device tables")
+        _copy_cpu(src, dst, size)
+    elif chosen == "triton":
+        _copy_triton(src, dst, size, block_size)
+    else:
+        raise ValueError(f"unknown backend {chosen!r}: use 'triton' or 'cpu'")
+
+
+def _copy_cpu(src: Any, dst: Any, sizes: Any) -> None:
+    """One ``ctypes.memmove`` per entry over Python ints: the fastest CPU path measured."""
+    s = host_array(src, "src_ptrs").tolist()
+    d = host_array(dst, "dst_ptrs").tolist()
+    z = host_array(sizes, "sizes").tolist()
+    memmove = _memmove
+    for src_addr, dst_addr, nbytes in zip(s, d, z):
+        if nbytes > 0:
+            memmove(dst_addr, src_addr, nbytes)
+
+
+def _copy_triton(src: Any, dst: Any, sizes: Any, block_size: int) -> None:
+    try:
+        from . import _triton_kernel
+    except ImportError as exc:
+        raise PointerGuardError(
+            "device tables need Triton for the batched copy kernel: pip install triton "
+            "(or pass host tables to use the cpu backend)"
+        ) from exc
+    _triton_kernel.launch(src, dst, sizes, block_size)

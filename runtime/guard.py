@@ -1,0 +1,394 @@
+"""Checks that stand between a pointer table and a SIGSEGV.
+
+All strict checks are vectorised in numpy uint64 on the host copy of the table and run before
+any byte moves. torch's uint64 lacks ordering, arithmetic and searchsorted, so none of the
+maths here is done in torch.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ._torch import np, torch
+from .buffers import CpuGpuBuffer
+from .errors import PointerBoundsError, PointerDtypeError, PointerGuardError, PointerOverlapError, PointerRoundTripError
+
+U64_MAX = (1 << 64) - 1
+MAX_ENTRY_BYTES = 1 << 31  # sizes live in int32 buffers
+GUARD_LEVELS = ("off", "fast", "strict")
+_UNSIGNED = (torch.uint64,)
+
+
+def guard_level(check: str | None = None) -> str:
+    """``check`` if given, else ``$PTRLINT_GUARD``, else "fast"."""
+    level = check if check is not None else os.environ.get("PTRLINT_GUARD", "fast").strip().lower() or "fast"
+    if level not in GUARD_LEVELS:
+        raise ValueError(f"guard level must be one of {', '.join(GUARD_LEVELS)}, got {level!r} (check= or $PTRLINT_GUARD)")
+    return level
+
+
+def _dtype_name(x: Any) -> str:
+    return str(getattr(x, "dtype", type(x).__name__)).replace("torch.", "")
+
+
+def _is_buffer_like(x: Any) -> bool:
+    """vLLM's own CpuGpuBuffer (or any object with .cpu/.gpu tensors)."""
+    return isinstance(getattr(x, "cpu", None), torch.Tensor) and isinstance(getattr(x, "gpu", None), torch.Tensor)
+
+
+def assert_pointer_buffer(x: Any, name: str = "pointer buffer") -> None:
+    """Raise PointerDtypeError unless ``x`` (tensor, ndarray or CpuGpuBuffer) is uint64."""
+    if isinstance(x, CpuGpuBuffer) or _is_buffer_like(x):
+        assert_pointer_buffer(x.cpu, f"{name}.cpu")
+        assert_pointer_buffer(x.gpu, f"{name}.gpu")
+        return
+    if isinstance(x, torch.Tensor):
+        if x.dtype == torch.uint64:
+            return
+    elif isinstance(x, np.ndarray):
+        if x.dtype == np.uint64:
+            return
+    else:
+        raise PointerDtypeError(f"{name} must be a torch tensor or numpy array of uint64, got {type(x).__name__}")
+    raise PointerDtypeError(
+        f"{name} has dtype {_dtype_name(x)}, but addresses need uint64: signed or narrow buffers overflow, "
+        "wrap negative or truncate for addresses >= 2**63. Create it with dtype=torch.uint64 / np.uint64 "
+        "(`ptrlint --fix` rewrites the creation site)."
+    )
+
+
+def _numpy_view(view: Any) -> np.ndarray:
+    if isinstance(view, CpuGpuBuffer) or (_is_buffer_like(view) and hasattr(view, "np")):
+        return view.np
+    if isinstance(view, torch.Tensor):
+        if view.device.type != "cpu":
+            raise PointerGuardError("store_pointer needs a host view; write into the CpuGpuBuffer's .np and upload")
+        return view.numpy()
+    if isinstance(view, np.ndarray):
+        return view
+    raise PointerDtypeError(f"store_pointer needs a numpy uint64 view, got {type(view).__name__}")
+
+
+def store_pointer(view: Any, index: int, addr: int) -> None:
+    """Write ``addr`` at ``view[index]`` through the numpy view and read it back.
+
+    The numpy path handles the full uint64 range (torch setitem does not). A signed or narrow
+    view raises PointerDtypeError, a value outside [0, 2**64) or a mismatch PointerRoundTripError.
+    """
+    array = _numpy_view(view)
+    if array.dtype != np.uint64:
+        raise PointerDtypeError(
+            f"cannot store address {addr:#x} at entry {index}: the view has dtype {array.dtype}, not uint64 "
+            "(signed views overflow above 2**63 - 1, narrow ones truncate); create the buffer as uint64"
+        )
+    value = int(addr)
+    if not 0 <= value <= U64_MAX:
+        raise PointerRoundTripError(f"entry {index}: {value} is not an address (must be in [0, 2**64)); nothing stored")
+    try:
+        array[index] = value
+    except OverflowError as exc:  # pragma: no cover - uint64 holds the whole checked range
+        raise PointerRoundTripError(f"entry {index}: address {value:#x} did not fit: {exc}") from exc
+    back = int(array[index])
+    if back != value:
+        raise PointerRoundTripError(
+            f"entry {index}: stored address {value:#x} but read back {back:#x}; the buffer cannot hold addresses"
+        )
+
+
+def verify_upload(buffer: CpuGpuBuffer, n: int) -> None:
+    """Debug check: the first ``n`` device entries equal the host entries bit for bit."""
+    host = buffer.cpu[:n]
+    device = buffer.gpu[:n].to("cpu")
+    if not torch.equal(host, device):
+        bad = int(np.flatnonzero(host.numpy() != device.numpy())[0])
+        raise PointerRoundTripError(
+            f"entry {bad}: host holds {int(host.numpy()[bad]):#x} but the device copy holds "
+            f"{int(device.numpy()[bad]):#x}; synchronise before launching, and keep both sides uint64"
+        )
+
+
+@dataclass(frozen=True)
+class Region:
+    start: int
+    nbytes: int
+    label: str = ""
+
+    @property
+    def end(self) -> int:
+        return self.start + self.nbytes
+
+    def describe(self) -> str:
+        what = f" ({self.label})" if self.label else ""
+        return f"[{self.start:#x}, {self.end:#x}) of {self.nbytes} bytes{what}"
+
+
+def _region_of(obj: Any) -> tuple[int, int, str]:
+    if isinstance(obj, torch.Tensor):
+        storage = obj.untyped_storage()
+        return storage.data_ptr(), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}"
+    if isinstance(obj, np.ndarray):
+        base = obj
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        return base.ctypes.data, base.nbytes, f"ndarray {base.shape} {base.dtype}"
+    if isinstance(obj, CpuGpuBuffer):
+        raise TypeError("register the CpuGpuBuffer's .cpu or .gpu tensor, not the buffer object")
+    raise TypeError(f"cannot register a {type(obj).__name__}; pass a tensor, an ndarray, or use add_range()")
+
+
+class MemoryRegions:
+    """Registered memory that copies may touch. Thread-safe.
+
+    Used as a context manager, it removes on exit whatever was added inside the block.
+    """
+
+    def __init__(self) -> None:
+        self._regions: list[Region] = []
+        self._lock = threading.Lock()
+        self._marks: list[int] = []
+        self._cache: tuple[np.ndarray, np.ndarray, list[Region]] | None = None
+
+    def add(self, obj: Any, label: str | None = None) -> Region:
+        start, nbytes, auto = _region_of(obj)
+        return self.add_range(start, nbytes, label if label is not None else auto)
+
+    def add_range(self, addr: int, nbytes: int, label: str = "") -> Region:
+        addr, nbytes = int(addr), int(nbytes)
+        region = Region(addr, nbytes, label)
+        if nbytes == 0 and addr >= 0:
+            return region  # an empty allocation (data_ptr 0 is normal there): nothing to copy into
+        if addr <= 0 or nbytes < 0 or addr + nbytes > U64_MAX + 1:
+            raise PointerBoundsError(f"cannot register [{addr:#x}, +{nbytes}): not a valid address range")
+        with self._lock:
+            self._regions.append(region)
+            self._cache = None
+        return region
+
+    def remove(self, obj: Any) -> None:
+        """Remove a Region returned by add/add_range, or the region of a tensor/ndarray."""
+        with self._lock:
+            if isinstance(obj, Region):
+                if obj.nbytes == 0:
+                    return
+                target = obj
+                matches = [i for i, r in enumerate(self._regions) if r == target]
+            else:
+                start, nbytes, _ = _region_of(obj)
+                matches = [i for i, r in enumerate(self._regions) if r.start == start and r.nbytes == nbytes]
+            if not matches:
+                raise KeyError("that memory is not registered")
+            del self._regions[matches[-1]]
+            self._marks = [min(m, len(self._regions)) for m in self._marks]
+            self._cache = None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._regions.clear()
+            self._marks = [0 for _ in self._marks]
+            self._cache = None
+
+    def __len__(self) -> int:
+        return len(self._regions)
+
+    def __iter__(self) -> Iterator[Region]:
+        return iter(list(self._regions))
+
+    def __enter__(self) -> "MemoryRegions":
+        with self._lock:
+            self._marks.append(len(self._regions))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            mark = self._marks.pop()
+            del self._regions[mark:]
+            self._cache = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, list[Region]]:
+        """Sorted, merged (overlapping regions united) starts/ends as uint64 arrays."""
+        with self._lock:
+            if self._cache is None:
+                merged: list[list[int]] = []
+                owners: list[Region] = []
+                for region in sorted(self._regions, key=lambda r: r.start):
+                    if merged and region.start < merged[-1][1]:  # overlap (views of one allocation): unite
+                        merged[-1][1] = max(merged[-1][1], region.end)
+                    else:
+                        merged.append([region.start, region.end])
+                        owners.append(region)
+                starts = np.array([m[0] for m in merged], dtype=np.uint64)
+                ends = np.array([m[1] - 1 for m in merged], dtype=np.uint64)  # inclusive: 2**64 fits
+                self._cache = (starts, ends, owners)
+            return self._cache
+
+    def nearest(self, addr: int) -> str:
+        starts, ends, owners = self.arrays()
+        if not len(starts):
+            return "no memory is registered (register(tensor) the source and destination buffers)"
+        i = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+        candidates = [j for j in (i, i + 1) if 0 <= j < len(starts)]
+        best = min(candidates, key=lambda j: min(abs(addr - int(starts[j])), abs(addr - int(ends[j]))))
+        start, end = int(starts[best]), int(ends[best]) + 1
+        label = owners[best].label
+        return f"nearest registered region [{start:#x}, {end:#x}) of {end - start} bytes" + (f" ({label})" if label else "")
+
+
+_default = MemoryRegions()
+
+
+def default_regions() -> MemoryRegions:
+    return _default
+
+
+def register(obj: Any, label: str | None = None) -> Region:
+    """Register a tensor's (or ndarray's) whole allocation in the process-wide regions."""
+    return _default.add(obj, label)
+
+
+def unregister(obj: Any) -> None:
+    _default.remove(obj)
+
+
+# ----- table checks ------------------------------------------------------------------------------
+def host_array(x: Any, name: str) -> np.ndarray:
+    if isinstance(x, CpuGpuBuffer) or _is_buffer_like(x):
+        x = x.cpu
+    if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu":
+            x = x.to("cpu")  # synchronises: pass host_views= to batch_memcpy to avoid it
+        return x.numpy()
+    if isinstance(x, np.ndarray):
+        return x
+    raise PointerGuardError(f"{name} must be a tensor or ndarray, got {type(x).__name__}")
+
+
+def check_fast(src: Any, dst: Any, sizes: Any) -> int:
+    """O(1) checks: uint64 pointer dtypes, integer sizes, 1-D, equal lengths, one device."""
+    assert_pointer_buffer(src, "src_ptrs")
+    assert_pointer_buffer(dst, "dst_ptrs")
+    size_dtype = getattr(sizes, "dtype", None)
+    integer_sizes = (
+        isinstance(sizes, torch.Tensor) and not sizes.dtype.is_floating_point and not sizes.dtype.is_complex
+        and sizes.dtype != torch.bool
+    ) or (isinstance(sizes, np.ndarray) and sizes.dtype.kind in "iu")
+    if not integer_sizes:
+        raise PointerDtypeError(f"sizes must be an integer tensor/array (int32 in vLLM), got {size_dtype}")
+    shapes = [tuple(t.shape) for t in (src, dst, sizes)]
+    if any(len(s) != 1 for s in shapes):
+        raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must be 1-D, got shapes {shapes}")
+    if not shapes[0][0] == shapes[1][0] == shapes[2][0]:
+        raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must have one length, got {shapes[0][0]}, {shapes[1][0]}, {shapes[2][0]}")
+    devices = {str(t.device) for t in (src, dst, sizes) if isinstance(t, torch.Tensor)}
+    if len(devices) > 1:
+        raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must be on one device, got {sorted(devices)}")
+    return shapes[0][0]
+
+
+def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: MemoryRegions) -> None:
+    """Per-entry checks, vectorised; raises on the first bad entry (lowest index)."""
+    n = len(src)
+    if n == 0:
+        return
+    sz = sizes.astype(np.int64, copy=False)
+    bad = np.flatnonzero((sz < 0) | (sz >= MAX_ENTRY_BYTES))
+    if len(bad):
+        i = int(bad[0])
+        raise PointerBoundsError(
+            f"entry {i}: size {int(sz[i])} bytes is outside [0, 2**31) (src {int(src[i]):#x}, dst {int(dst[i]):#x}); "
+            "sizes must be non-negative and fit the int32 size buffer; split larger copies"
+        )
+    live = np.flatnonzero(sz > 0)  # size-0 entries are no-ops: never dereferenced
+    if not len(live):
+        return
+    s, d = src[live], dst[live]
+    nbytes = sz[live].astype(np.uint64)
+    for label, addrs in (("source", s), ("destination", d)):
+        zero = np.flatnonzero(addrs == 0)
+        if len(zero):
+            i = int(live[zero[0]])
+            raise PointerBoundsError(
+                f"entry {i}: null {label} address with size {int(sz[i])}; fill the table before copying "
+                "(an unfilled entry is 0)"
+            )
+        last = addrs + (nbytes - np.uint64(1))  # inclusive end; wraps past 2**64 - 1
+        wrapped = np.flatnonzero(last < addrs)
+        if len(wrapped):
+            i = int(live[wrapped[0]])
+            raise PointerBoundsError(
+                f"entry {i}: {label} range {int(addrs[wrapped[0]]):#x} + {int(sz[i])} bytes wraps past 2**64; "
+                "the address is corrupt (a sign-extended or truncated value?)"
+            )
+        _check_bounds(label, addrs, last, live, sz, regions)
+    _check_overlaps(s, d, nbytes, live)
+
+
+def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, live: np.ndarray, sz: np.ndarray,
+                  regions: MemoryRegions) -> None:
+    starts, ends, _ = regions.arrays()
+    if len(starts) == 0:
+        i = int(live[0])
+        raise PointerBoundsError(
+            f"entry {i}: {label} {int(addrs[0]):#x} + {int(sz[i])} bytes: no memory is registered; strict mode "
+            "copies only inside registered regions (ptrlint.runtime.register(tensor) each source and destination buffer)"
+        )
+    order = np.argsort(addrs, kind="stable")
+    sorted_addrs = addrs[order]
+    idx = np.searchsorted(starts, sorted_addrs, side="right").astype(np.int64) - 1
+    outside = idx < 0
+    safe_idx = np.where(outside, 0, idx)
+    outside |= last[order] > ends[safe_idx]
+    bad = np.flatnonzero(outside)
+    if len(bad):
+        positions = order[bad]
+        k = int(positions.min())
+        i = int(live[k])
+        addr = int(addrs[k])
+        raise PointerBoundsError(
+            f"entry {i}: {label} range [{addr:#x}, {addr + int(sz[i]):#x}) of {int(sz[i])} bytes is not inside one "
+            f"registered region; {regions.nearest(addr)}. Register the buffer it points into, or fix the address"
+        )
+
+
+def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.ndarray) -> None:
+    """Inclusive ends throughout, so a range ending at 2**64 cannot wrap."""
+    one = np.uint64(1)
+    d_last = d + (nbytes - one)
+    s_last = s + (nbytes - one)
+    # destination vs destination: sorted by start, each range must end before the next begins
+    order = np.argsort(d, kind="stable")
+    if len(order) > 1:
+        clash = np.flatnonzero(d_last[order][:-1] >= d[order][1:])
+        if len(clash):
+            a, b = int(order[clash[0]]), int(order[clash[0] + 1])
+            i, j = sorted((int(live[a]), int(live[b])))
+            raise PointerOverlapError(
+                f"entries {i} and {j}: destination ranges overlap ([{int(d[a]):#x}, +{int(nbytes[a])}) and "
+                f"[{int(d[b]):#x}, +{int(nbytes[b])})); the result would depend on copy order"
+            )
+    # destination vs sources: does any source interval meet a destination interval?
+    s_order = np.argsort(s, kind="stable")
+    s_sorted = s[s_order]
+    s_last_max = np.maximum.accumulate(s_last[s_order])
+    k = np.searchsorted(s_sorted, d_last, side="right")  # sources starting at or before each destination's end
+    has = k > 0
+    candidates = np.flatnonzero(has & (s_last_max[np.where(has, k - 1, 0)] >= d))
+    for c in candidates.tolist():  # rare path: resolve exactly, allowing an entry's own left-overlapping source
+        lo, hi = int(d[c]), int(d_last[c])
+        for j in s_order[: int(k[c])].tolist():
+            src_lo, src_hi = int(s[j]), int(s_last[j])
+            if src_lo > hi or src_hi < lo:
+                continue
+            if j == c:
+                if src_lo < lo:
+                    raise PointerOverlapError(
+                        f"entry {int(live[c])}: destination [{lo:#x}, +{int(nbytes[c])}) starts inside its own source "
+                        f"[{src_lo:#x}, +{int(nbytes[j])}); a forward copy would overwrite bytes before reading them"
+                    )
+                continue
+            raise PointerOverlapError(
+                f"entry {int(live[c])}: destination [{lo:#x}, +{int(nbytes[c])}) overlaps the source of entry "
+                f"{int(live[j])} ([{src_lo:#x}, +{int(nbytes[j])})); the result would depend on copy order"
+            )

@@ -1,0 +1,88 @@
+"""ptrlint.runtime.vllm.install() against a fake vllm package with vLLM's module paths."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+FAKE_MAMBA_UTILS = '''
+import dataclasses
+import torch
+
+CALLS = []
+
+
+def batch_memcpy(src_ptrs, dst_ptrs, sizes):
+    CALLS.append("unguarded")
+
+
+@dataclasses.dataclass
+class MambaCopyBuffers:
+    src_ptrs: object
+    dst_ptrs: object
+    sizes: object
+    mamba_group_ids: list
+    mamba_spec: object
+    offset: int = 0
+
+    @classmethod
+    def create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer):
+        n = max_num_reqs * len(copy_funcs)
+        return cls(make_buffer(n, dtype=torch.int64), make_buffer(n, dtype=torch.int64),
+                   make_buffer(n, dtype=torch.int32), [0], None)
+
+
+def collect_mamba_copy_meta(*args):
+    raise AssertionError("original called")
+
+
+def do_mamba_copy_block(copy_bufs):
+    n = copy_bufs.offset
+    if n:
+        batch_memcpy(copy_bufs.src_ptrs.copy_to_gpu(n), copy_bufs.dst_ptrs.copy_to_gpu(n), copy_bufs.sizes.copy_to_gpu(n))
+'''
+
+SCRIPT = '''
+import logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+import torch
+from ptrlint.runtime import vllm as plugin, KVCacheConfig, KVCacheGroupSpec, MambaSpec, make_buffer_factory
+from ptrlint.runtime import get_conv_copy_spec, get_temporal_copy_spec, PointerDtypeError
+assert plugin.install(check="fast") is True
+assert plugin.install(check="fast") is True   # idempotent
+from vllm.v1.worker import mamba_utils as mu
+config = KVCacheConfig(4, [], [KVCacheGroupSpec(["m0"], MambaSpec(8, ((3, 8), (4, 8)), (torch.float32, torch.float32)))])
+bufs = mu.MambaCopyBuffers.create(2, config, (get_conv_copy_spec, get_temporal_copy_spec), make_buffer_factory("cpu"))
+assert type(bufs) is mu.MambaCopyBuffers
+assert bufs.src_ptrs.cpu.dtype == torch.uint64 and bufs.dst_ptrs.cpu.dtype == torch.uint64
+int64 = torch.zeros(1, dtype=torch.int64)
+try:
+    mu.batch_memcpy(int64, int64, torch.zeros(1, dtype=torch.int32))
+except PointerDtypeError:
+    print("GUARDED")
+assert mu.CALLS == []
+print("OK")
+'''
+
+
+def test_install_patches_fake_vllm_and_is_idempotent(tmp_path: Path):
+    pkg = tmp_path / "vllm" / "v1" / "worker"
+    pkg.mkdir(parents=True)
+    for folder in (tmp_path / "vllm", tmp_path / "vllm" / "v1", pkg):
+        (folder / "__init__.py").write_text("")
+    (pkg / "mamba_utils.py").write_text(textwrap.dedent(FAKE_MAMBA_UTILS))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "GUARDED" in proc.stdout and "OK" in proc.stdout
+    assert proc.stdout.count("ptrlint runtime guard installed") == 1
+
+
+def test_install_without_vllm_returns_false():
+    proc = subprocess.run(
+        [sys.executable, "-c", "from ptrlint.runtime import vllm; import sys; sys.exit(0 if vllm.install() is False else 1)"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
