@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ScopeProvider
+from libcst.metadata import MetadataWrapper
 
 from . import __version__
 from .cache import Cache
@@ -133,9 +133,8 @@ def parse(text: str) -> cst.Module:
 def analyse(text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
     """Findings of one decoded source text (raises cst.ParserSyntaxError)."""
     module = parse(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
-    facts = collect(module, dict(scopes), analysis_options(config))
+    facts = collect(module, analysis_options(config))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # positions only, resolved lazily
     source = SourceMap(text, wrapper)
     ctx = RuleContext(module=module, facts=facts, source=source, config=config)
     ignored = per_file_ignored(path, config)

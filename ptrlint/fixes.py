@@ -10,9 +10,9 @@ from __future__ import annotations
 import bisect
 
 import libcst as cst
-from libcst.metadata import Scope
 
 from .model import Edit
+from .scopes import LiteScope
 from .sourcemap import SourceMap
 
 
@@ -58,7 +58,7 @@ def _from_imports(module: cst.Module, name: str) -> list[cst.ImportFrom]:
 
 
 def import_name_edits(module: cst.Module, source: SourceMap, library: str, new_name: str,
-                      scope: Scope | None) -> list[Edit] | None:
+                      scope: LiteScope | None) -> list[Edit] | None:
     """Edits that make the bare name ``new_name`` refer to ``library.new_name``.
 
     Appends it to the module's existing ``from <library> import ...``; returns [] when it is
@@ -71,12 +71,8 @@ def import_name_edits(module: cst.Module, source: SourceMap, library: str, new_n
         for alias in node.names:
             if alias.asname is None and isinstance(alias.name, cst.Name) and alias.name.value == new_name:
                 return []
-    if scope is not None:
-        try:
-            if scope[new_name]:
-                return None  # bound to something else: do not shadow it
-        except Exception:  # noqa: BLE001
-            return None
+    if scope is not None and scope.is_bound(new_name):
+        return None  # bound to something else: do not shadow it
     for node in imports:
         if isinstance(node.names, cst.ImportStar) or not node.names:
             continue
@@ -88,7 +84,7 @@ def import_name_edits(module: cst.Module, source: SourceMap, library: str, new_n
 
 
 def replace_dtype(module: cst.Module, source: SourceMap, dtype: cst.BaseExpression, library: str | None,
-                  scope: Scope | None, qname: str, new: str = "uint64") -> list[Edit] | None:
+                  scope: LiteScope | None, qname: str, new: str = "uint64") -> list[Edit] | None:
     """Edits that turn the dtype expression into its unsigned 64-bit spelling.
 
     ``torch.int64``/``th.long``/``numpy.intp`` -> same base with ``uint64``; ``"int64"`` -> ``"uint64"``;
@@ -119,7 +115,7 @@ def replace_dtype(module: cst.Module, source: SourceMap, dtype: cst.BaseExpressi
 
 
 def alias_spelling_edit(module: cst.Module, source: SourceMap, node: cst.CSTNode, library: str,
-                        scope: Scope | None, new: str) -> list[Edit] | None:
+                        scope: LiteScope | None, new: str) -> list[Edit] | None:
     """Replace ``node`` by ``<alias>.<new>`` or, with no module import, by a from-imported bare name."""
     spelled = spell(module, source, library, scope, new)
     if spelled is None:
@@ -128,7 +124,7 @@ def alias_spelling_edit(module: cst.Module, source: SourceMap, node: cst.CSTNode
     return [Edit(source.start(node), source.end(node), text), *imports]
 
 
-def spell(module: cst.Module, source: SourceMap, library: str, scope: Scope | None, new: str,
+def spell(module: cst.Module, source: SourceMap, library: str, scope: LiteScope | None, new: str,
           prefer: str | None = None) -> tuple[str, list[Edit]] | None:
     """How to write ``library.new`` here: ``(text, import edits)``."""
     if prefer is not None:

@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Iterator, Sequence, Union
+from typing import Iterator, Sequence
 
 import libcst as cst
-from libcst.metadata import QualifiedNameSource, Scope
 
+from .scopes import LiteScope
 from .names import (
     CREATION_CALLS,
     FILL_VALUE_INDEX,
@@ -67,7 +67,7 @@ class Creation:
     has_dtype_slot: bool  # False when **kwargs might carry a dtype
     data: cst.BaseExpression | None
     fill: cst.BaseExpression | None
-    scope: Scope | None
+    scope: LiteScope | None
     target_name: str | None = None
     target_node: cst.CSTNode | None = None
     in_return: bool = False
@@ -87,7 +87,7 @@ class Cast:
     method: str | None  # "long", "to", "type", "astype" or None for the function form
     report_node: cst.CSTNode
     dtype_qname: str
-    scope: Scope | None
+    scope: LiteScope | None
 
 
 @dataclass
@@ -95,7 +95,7 @@ class CtypesCall:
     call: cst.Call
     ctype: str  # "c_long"
     arg: cst.BaseExpression
-    scope: Scope | None
+    scope: LiteScope | None
 
 
 @dataclass
@@ -204,62 +204,97 @@ class AnalysisOptions:
         return frozenset(f.rpartition(".")[2] for f in self.pointer_functions)
 
 
-class FactCollector(cst.CSTVisitor):
-    """The single traversal. Records facts; decides nothing."""
+_CREATION_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in CREATION_CALLS)
+_UNSAFE_FUNCTION_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in UNSAFE_FUNCTIONS)
+_NUMPY_SCALAR_CASTS = frozenset({"numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32"})
+_SIGNED_DTYPE_QNAMES = frozenset({
+    "torch.int64", "torch.long", "torch.int32", "torch.int", "torch.int16", "torch.short",
+    "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32", "builtins.int",
+})
+_SIGNED_DTYPE_STRINGS = {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
+                         "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}
 
-    def __init__(self, scopes: dict[cst.CSTNode, Scope], options: AnalysisOptions) -> None:
+
+class FactCollector(cst.CSTVisitor):
+    """The single traversal. Records facts; decides nothing.
+
+    Names are recorded with *provisional* keys (the scope where the name is used) because a
+    name's binding scope is only known once the whole function has been seen; :meth:`finalize`
+    maps every provisional key to its canonical key, and classifies the calls whose meaning
+    depends on imports (creation calls, casts, ctypes wrappers).
+    """
+
+    def __init__(self, options: AnalysisOptions) -> None:
         super().__init__()
-        self.scopes = scopes
         self.options = options
         self.uf = _UnionFind()
         self.bindings: dict[Key, list[_Binding]] = {}
         self.adds: dict[Key, list[_Binding]] = {}  # append/extend/insert/+=
         self.stores: dict[Key, list[_Binding]] = {}  # setitem, copy_, fill_ (flow evidence)
         self.unsafe: dict[Key, list[tuple[cst.CSTNode, str]]] = {}
-        self.annotations: dict[Key, list[tuple[cst.BaseExpression, Scope | None]]] = {}
+        self.annotations: dict[Key, list[cst.BaseExpression]] = {}
         self.creations: list[Creation] = []
         self.casts: list[Cast] = []
         self.ctypes_calls: list[CtypesCall] = []
         self.scalar_writes: list[ScalarWrite] = []
         self.returns: dict[int, list[cst.BaseExpression]] = {}
-        self.self_params: dict[Key, int] = {}  # key of a method's first parameter -> class id
-        self.cls_params: dict[Key, int] = {}  # key of a classmethod's first parameter -> class id
+        self.self_params: dict[Key, int] = {}  # canonical key of a method's first parameter -> class id
+        self.cls_params: dict[Key, int] = {}  # canonical key of a classmethod's first parameter -> class id
         self.class_methods: dict[int, dict[str, cst.FunctionDef]] = {}
-        self.class_names: dict[Key, int] = {}  # key of a module-level class name -> class id
+        self.class_names: dict[Key, int] = {}  # canonical key of a class name -> class id
         self.functions: dict[Key, cst.FunctionDef] = {}
         self.creation_by_id: dict[int, Creation] = {}
-        self._creation_memo: dict[int, bool] = {}
+        self.module_scope = LiteScope("module", None)
+        self.node_scope: dict[int, LiteScope] = {}  # id(Name node) -> scope it appears in
+        self.finalized = False
+        self._scope = self.module_scope
+        self._scopes: dict[int, LiteScope] = {id(self.module_scope): self.module_scope}
         self._stack: list[cst.CSTNode] = []
         self._targets: dict[int, tuple[str, cst.CSTNode]] = {}  # creation call id -> (target name, node)
-        self._in_return: set[int] = set()
+        self._edges: list[tuple[Key, Key]] = []  # aliasing recorded during the traversal
+        self._pending_calls: list[tuple[cst.Call, LiteScope]] = []
 
-    # ----- keys -------------------------------------------------------------------------------
-    def scope_of(self, node: cst.CSTNode) -> Scope | None:
-        return self.scopes.get(node)
+    # ----- scopes and names ---------------------------------------------------------------------
+    def _push(self, kind: str) -> LiteScope:
+        scope = LiteScope(kind, self._scope)
+        self._scopes[id(scope)] = scope
+        self._scope = scope
+        return scope
+
+    def _pop(self) -> None:
+        assert self._scope.parent is not None
+        self._scope = self._scope.parent
+
+    def _bind_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self._scope.bind(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value)
+
+    def scope_of(self, node: cst.CSTNode) -> LiteScope:
+        return self.node_scope.get(id(node), self._scope if not self.finalized else self.module_scope)
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        scope = self.scopes.get(node)
-        if scope is None:
+        """Import/builtin qualified names of a Name or dotted Attribute (empty for locals)."""
+        parts: list[str] = []
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
             return set()
-        try:
-            qnames = scope.get_qualified_names_for(node)
-        except Exception:  # noqa: BLE001 - libcst raises on exotic nodes; no name then
+        base = self.scope_of(node).qualified(node.value)
+        if base is None:
             return set()
-        return {q.name for q in qnames if q.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN)}
+        return {".".join([base, *reversed(parts)])}
 
-    def name_key(self, node: cst.Name) -> Key | None:
-        scope = self.scopes.get(node)
-        if scope is None:
-            return None
-        try:
-            assignments = scope[node.value]
-        except Exception:  # noqa: BLE001
-            assignments = set()
-        for assignment in assignments:
-            owner = getattr(assignment, "scope", None)
-            if owner is not None and type(assignment).__name__ != "BuiltinAssignment":
-                return ("n", id(owner), node.value)
-        return ("n", id(scope), node.value)
+    def name_key(self, node: cst.Name) -> Key:
+        scope = self.scope_of(node)
+        if self.finalized:
+            return ("n", id(scope.resolve(node.value)), node.value)
+        return ("r", id(scope), node.value)
 
     def key_of(self, node: cst.BaseExpression) -> Key | None:
         if isinstance(node, cst.Name):
@@ -276,16 +311,24 @@ class FactCollector(cst.CSTVisitor):
             return ("c", id(node))
         return None
 
+    def canonical(self, key: Key) -> Key:
+        kind = key[0]
+        if kind == "r":
+            scope = self._scopes[key[1]]
+            return ("n", id(scope.resolve(key[2])), key[2])
+        if kind == "o":
+            base = self.canonical(key[1])
+            class_id = self.self_params.get(base)
+            if class_id is not None:
+                return ("a", class_id, key[2])
+            return ("o", base, key[2])
+        return key
+
     def is_creation_call(self, node: cst.Call) -> bool:
-        """Order-independent: answers before the call itself has been visited."""
-        known = self._creation_memo.get(id(node))
-        if known is None:
-            func = node.func
-            known = _attr_name(func) in self.options.buffer_factories or (
-                isinstance(func, (cst.Name, cst.Attribute)) and any(q in CREATION_CALLS for q in self.qualified_names(func))
-            )
-            self._creation_memo[id(node)] = known
-        return known
+        if self.finalized:
+            return id(node) in self.creation_by_id
+        last = _attr_name(node.func)  # by name until imports are known; finalize() decides
+        return last in _CREATION_LAST_NAMES or last in self.options.buffer_factories
 
     def alias_root(self, expr: cst.BaseExpression, through_index: bool = False) -> cst.BaseExpression:
         """Strip views, slices and value-preserving calls: ``self.buf[:n].numpy()`` -> ``self.buf``."""
@@ -308,10 +351,13 @@ class FactCollector(cst.CSTVisitor):
         return self.key_of(self.alias_root(expr, through_index))
 
     # ----- recording helpers --------------------------------------------------------------------
-    def _add(self, table: dict[Key, list], key: Key | None, item: object) -> None:
+    @staticmethod
+    def _add(table: dict[Key, list], key: Key | None, item: object) -> None:
         if key is not None:
-            self.uf.find(key)
             table.setdefault(key, []).append(item)
+
+    def _alias(self, a: Key, b: Key) -> None:
+        self._edges.append((a, b))
 
     def bind(self, target: cst.BaseExpression, binding: _Binding) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -342,7 +388,7 @@ class FactCollector(cst.CSTVisitor):
         if binding.how == "expr":
             source = self.alias_key(binding.expr)
             if source is not None:
-                self.uf.union(key, source)
+                self._alias(key, source)
             self._mark_target(binding.expr, target)
 
     def _mark_target(self, value: cst.BaseExpression, target: cst.CSTNode) -> None:
@@ -361,36 +407,72 @@ class FactCollector(cst.CSTVisitor):
         key = self.alias_key(expr, through_index=True)
         self._add(self.unsafe, key, (node, why))
 
-    # ----- traversal ------------------------------------------------------------------------------
+    # ----- traversal: scopes ------------------------------------------------------------------------
+    def visit_Name(self, node: cst.Name) -> None:
+        self.node_scope[id(node)] = self._scope
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._scope.bind_import(alias.asname.name.value, dotted)
+            else:
+                first = dotted.partition(".")[0]
+                self._scope.bind_import(first, first)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = _dotted(node.module) if node.module is not None and not node.relative else None
+        for alias in node.names:
+            name = _dotted(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            if module:
+                self._scope.bind_import(local, f"{module}.{name}")
+            else:
+                self._scope.bind(local)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._scope.globals.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._scope.nonlocals.update(item.name.value for item in node.names)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scope.bind(node.name.value)
+        self.class_names[("n", id(self._scope), node.name.value)] = id(node)
         self._stack.append(node)
+        self._push("class")
         methods: dict[str, cst.FunctionDef] = {}
         for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef):
                 methods[stmt.name.value] = stmt
         self.class_methods[id(node)] = methods
-        key = self.name_key(node.name)
-        if key is not None:
-            self.class_names[key] = id(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._stack.pop()
+        self._pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         enclosing = self._stack[-1] if self._stack else None
+        self._scope.bind(node.name.value)
+        if not isinstance(enclosing, cst.ClassDef):
+            self.functions[("n", id(self._scope), node.name.value)] = node
         self._stack.append(node)
-        fkey = self.name_key(node.name)
-        if fkey is not None and not isinstance(enclosing, cst.ClassDef):
-            self.functions[fkey] = node
+        scope = self._push("function")
         params = list(node.params.posonly_params) + list(node.params.params)
-        for param in [*params, *node.params.kwonly_params]:
+        every = [*params, *node.params.kwonly_params]
+        for extra in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                every.append(extra)
+        for param in every:
+            scope.bind(param.name.value)
             if param.annotation is not None:
-                pkey = self.name_key(param.name)
-                self._add(self.annotations, pkey, (param.annotation.annotation, self.scopes.get(param.name)))
+                self._add(self.annotations, ("n", id(scope), param.name.value), param.annotation.annotation)
         if isinstance(enclosing, cst.ClassDef) and params:
             decorators = {_attr_name(d.decorator) for d in node.decorators}
-            first = self.name_key(params[0].name)
-            if first is None or "staticmethod" in decorators:
+            first: Key = ("n", id(scope), params[0].name.value)
+            if "staticmethod" in decorators:
                 return
             if "classmethod" in decorators:
                 self.cls_params[first] = id(enclosing)
@@ -399,11 +481,29 @@ class FactCollector(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._stack.pop()
+        self._pop()
 
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        scope = self._push("function")
+        for param in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
+            scope.bind(param.name.value)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._pop()
+
+    def _visit_comprehension(self, node: cst.CSTNode) -> None:
+        self._push("comprehension")
+
+    def _leave_comprehension(self, node: cst.CSTNode) -> None:
+        self._pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension  # type: ignore[assignment]
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension  # type: ignore[assignment]
+
+    # ----- traversal: facts ---------------------------------------------------------------------------
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is None:
             return
-        self._in_return.add(id(node.value))
         for item in reversed(self._stack):
             if isinstance(item, cst.FunctionDef):
                 self.returns.setdefault(id(item), []).append(node.value)
@@ -411,6 +511,7 @@ class FactCollector(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            self._bind_target(target.target)
             self.bind(target.target, _Binding("expr", node.value, node))
             if isinstance(target.target, cst.Subscript):
                 self.scalar_writes.append(ScalarWrite(node, node, target.target.value, node.value, "setitem"))
@@ -419,6 +520,7 @@ class FactCollector(cst.CSTVisitor):
         target = node.target
         key: Key | None
         if isinstance(target, cst.Name) and self._stack and isinstance(self._stack[-1], cst.ClassDef):
+            self._scope.bind(target.value)
             key = ("a", id(self._stack[-1]), target.value)  # dataclass-style field
             if node.value is not None:
                 self._add(self.bindings, key, _Binding("expr", node.value, node))
@@ -426,12 +528,13 @@ class FactCollector(cst.CSTVisitor):
                 self._mark_target(inner, target)
                 source = self.alias_key(inner)
                 if source is not None:
-                    self.uf.union(key, source)
+                    self._alias(key, source)
         else:
+            self._bind_target(target)
             key = self.key_of(target)
             if node.value is not None:
                 self.bind(target, _Binding("expr", node.value, node))
-        self._add(self.annotations, key, (node.annotation.annotation, self.scopes.get(node.annotation.annotation)))
+        self._add(self.annotations, key, node.annotation.annotation)
 
     @staticmethod
     def _field_default(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -446,22 +549,40 @@ class FactCollector(cst.CSTVisitor):
         return value
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target)
         op = node.operator
         if isinstance(op, cst.AddAssign):
-            key = self.key_of(node.target)
-            self._add(self.adds, key, _Binding("expr", node.value, node))
+            self._add(self.adds, self.key_of(node.target), _Binding("expr", node.value, node))
         if isinstance(op, (cst.AddAssign, cst.SubtractAssign, cst.FloorDivideAssign, cst.ModuloAssign,
                            cst.DivideAssign, cst.RightShiftAssign, cst.LeftShiftAssign)):
             self.unsafe_use(node.target, node, "in-place arithmetic")
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        scope = self._scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent  # a walrus in a comprehension binds in the enclosing scope
+        if isinstance(node.target, cst.Name):
+            scope.bind(node.target.value)
         self.bind(node.target, _Binding("expr", node.value, node))
 
     def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target)
         self.bind(node.target, _Binding("elem", node.iter, node))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target)
         self.bind(node.target, _Binding("elem", node.iter, node))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self._scope.bind(node.name.name.value)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind_target(node.target)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, (cst.Add, cst.Subtract, cst.FloorDivide, cst.Modulo, cst.Divide,
@@ -483,7 +604,7 @@ class FactCollector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
-        qnames = self.qualified_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
+        last = _attr_name(func)
         receiver = func.value if isinstance(func, cst.Attribute) else None
         args = _positional(node)
 
@@ -496,27 +617,76 @@ class FactCollector(cst.CSTVisitor):
             self._add(self.stores, self.alias_key(receiver), _Binding("seq", args[0].value, node))
         if receiver is not None and method == "fill_" and args:
             self._add(self.stores, self.alias_key(receiver), _Binding("expr", args[0].value, node))
-            self.scalar_writes.append(ScalarWrite(node, func.attr, receiver, args[0].value, "fill_"))
+            self.scalar_writes.append(ScalarWrite(node, func.attr, receiver, args[0].value, "fill_"))  # type: ignore[union-attr]
         if receiver is not None and method in UNSAFE_METHODS:
             self.unsafe_use(receiver, node, f".{method}()")
+        if receiver is not None and method in ("long", "int", "short", "to", "type", "astype"):
+            self._pending_calls.append((node, self._scope))
+            return
+        if last is None:
+            return
+        if last in _CREATION_LAST_NAMES or last in self.options.buffer_factories:
+            self._pending_calls.append((node, self._scope))
+        elif (
+            last in _UNSAFE_FUNCTION_LAST_NAMES
+            or last.startswith("c_")
+            or last in ("int64", "intp", "longlong", "int_", "int32")
+            or (isinstance(func, cst.Name) and any(a.keyword is not None for a in node.args))  # cls(x=...)
+        ):
+            self._pending_calls.append((node, self._scope))
+
+    # ----- after the traversal ------------------------------------------------------------------------
+    def finalize(self) -> None:
+        """Resolve provisional keys, classify import-dependent calls, build the alias classes."""
+        self.finalized = True
+        canonical = self.canonical
+        for table in (self.bindings, self.adds, self.stores, self.unsafe, self.annotations):
+            rekeyed: dict[Key, list] = {}
+            for key, items in table.items():
+                rekeyed.setdefault(canonical(key), []).extend(items)
+            table.clear()
+            table.update(rekeyed)
+        for a, b in self._edges:
+            self.uf.union(canonical(a), canonical(b))
+        for call, scope in self._pending_calls:
+            self._classify_call(call, scope)
+        for key in (*self.bindings, *self.adds, *self.stores, *self.unsafe):
+            self.uf.find(key)
+
+    def _classify_call(self, node: cst.Call, scope: LiteScope) -> None:
+        func = node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        args = _positional(node)
+        if receiver is not None and method in ("long", "int", "short", "to", "type", "astype"):
+            self._record_cast(node, method, receiver, args, scope)
+            return
+        qnames = self.qualified_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
         for qname in qnames:
             if qname in UNSAFE_FUNCTIONS:
                 for arg in args[:2]:
                     self.unsafe_use(arg.value, node, f"{qname.rpartition('.')[2]}()")
                 break
-
-        self._record_creation(node, qnames, method)
-        self._record_cast(node, qnames, method, receiver, args)
-        self._record_ctypes(node, qnames, args)
+        if self._record_creation(node, qnames, scope):
+            return
+        if qnames & _NUMPY_SCALAR_CASTS and args:
+            qname = next(iter(qnames & _NUMPY_SCALAR_CASTS))
+            self.casts.append(Cast(node, args[0].value, func, None, func, qname, scope))
+            return
+        for qname in qnames:
+            module, _, name = qname.rpartition(".")
+            if module == "ctypes" and name.startswith("c_") and args:
+                self.ctypes_calls.append(CtypesCall(node, name, args[0].value, scope))
+                return
         self._record_constructor_kwargs(node)
 
-    def _record_creation(self, node: cst.Call, qnames: set[str], method: str | None) -> None:
-        spec = next((CREATION_CALLS[q] for q in qnames if q in CREATION_CALLS), None)
+    def _record_creation(self, node: cst.Call, qnames: set[str], scope: LiteScope) -> bool:
         qname = next((q for q in qnames if q in CREATION_CALLS), None)
+        spec = CREATION_CALLS[qname] if qname is not None else None
         last = _attr_name(node.func)
         is_factory = spec is None and last is not None and last in self.options.buffer_factories
         if spec is None and not is_factory:
-            return
+            return False
         has_star_kwargs = any(a.star == "**" for a in node.args)
         dtype_arg = _keyword(node, "dtype")
         positional = _positional(node)
@@ -540,64 +710,46 @@ class FactCollector(cst.CSTVisitor):
             has_dtype_slot=not has_star_kwargs,
             data=data,
             fill=fill,
-            scope=self.scopes.get(node.func),
-            in_return=id(node) in self._in_return,
+            scope=scope,
         )
         self.creations.append(creation)
         self.creation_by_id[id(node)] = creation
         self.uf.find(creation.key)
+        return True
 
-    def _record_cast(self, node: cst.Call, qnames: set[str], method: str | None,
-                     receiver: cst.BaseExpression | None, args: list[cst.Arg]) -> None:
-        if receiver is not None and method in ("long", "int", "short"):
+    def _record_cast(self, node: cst.Call, method: str | None, receiver: cst.BaseExpression,
+                     args: list[cst.Arg], scope: LiteScope) -> None:
+        func = node.func
+        assert isinstance(func, cst.Attribute)
+        if method in ("long", "int", "short"):
             if not node.args:
                 names = {"long": "torch.int64", "int": "torch.int32", "short": "torch.int16"}
-                self.casts.append(Cast(node, receiver, None, method, node.func.attr, names[method],  # type: ignore[union-attr]
-                                       self.scopes.get(node.func)))
+                self.casts.append(Cast(node, receiver, None, method, func.attr, names[method], scope))
             return
-        if receiver is not None and method in ("to", "type", "astype"):
-            dtype_arg = _keyword(node, "dtype")
-            dtype = dtype_arg.value if dtype_arg is not None else (args[0].value if args else None)
-            if dtype is None:
-                return
-            qname = self.dtype_qname(dtype)
-            if qname:
-                self.casts.append(Cast(node, receiver, dtype, method, node.func.attr, qname,  # type: ignore[union-attr]
-                                       self.scopes.get(node.func)))
+        dtype_arg = _keyword(node, "dtype")
+        dtype = dtype_arg.value if dtype_arg is not None else (args[0].value if args else None)
+        if dtype is None:
             return
-        for qname in qnames:
-            if qname in ("numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32") and args:
-                self.casts.append(Cast(node, args[0].value, node.func, None, node.func, qname, self.scopes.get(node.func)))
-                return
+        qname = self.dtype_qname(dtype)
+        if qname:
+            self.casts.append(Cast(node, receiver, dtype, method, func.attr, qname, scope))
 
     def dtype_qname(self, dtype: cst.BaseExpression) -> str | None:
         """Qualified name of a signed integer dtype expression, else None."""
         text = _simple_string_value(dtype)
         if text is not None:
-            return {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
-                    "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}.get(text)
+            return _SIGNED_DTYPE_STRINGS.get(text)
         if isinstance(dtype, (cst.Name, cst.Attribute)):
             for qname in self.qualified_names(dtype):
-                if qname in ("torch.int64", "torch.long", "torch.int32", "torch.int", "torch.int16", "torch.short",
-                             "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32",
-                             "builtins.int"):
+                if qname in _SIGNED_DTYPE_QNAMES:
                     return qname
         return None
 
-    def _record_ctypes(self, node: cst.Call, qnames: set[str], args: list[cst.Arg]) -> None:
-        for qname in qnames:
-            module, _, name = qname.rpartition(".")
-            if module == "ctypes" and name.startswith("c_") and args:
-                self.ctypes_calls.append(CtypesCall(node, name, args[0].value, self.scopes.get(node.func)))
-                return
-
     def _record_constructor_kwargs(self, node: cst.Call) -> None:
         """``cls(src_ptrs=x)`` in a classmethod (or ``ClassName(src_ptrs=x)``) binds ``self.src_ptrs``."""
-        if not isinstance(node.func, cst.Name):
+        if not isinstance(node.func, cst.Name) or not any(a.keyword is not None for a in node.args):
             return
         key = self.name_key(node.func)
-        if key is None:
-            return
         class_id = self.cls_params.get(key) or self.class_names.get(key)
         if class_id is None:
             return
@@ -608,6 +760,14 @@ class FactCollector(cst.CSTVisitor):
                 source = self.alias_key(arg.value)
                 if source is not None:
                     self.uf.union(attr_key, source)
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
 
 
 class ModuleFacts:
@@ -874,13 +1034,13 @@ class ModuleFacts:
         if key in self._torch_memo:
             return self._torch_memo[key]
         self._torch_memo[key] = False
-        result = any(self._is_torch_annotation(a, s) for a, s in c.annotations.get(key, [])) or any(
+        result = any(self._is_torch_annotation(a) for a in c.annotations.get(key, [])) or any(
             b.how == "expr" and self.is_torch_tensor(b.expr) for b in c.bindings.get(key, [])
         )
         self._torch_memo[key] = result
         return result
 
-    def _is_torch_annotation(self, annotation: cst.BaseExpression, scope: Scope | None) -> bool:
+    def _is_torch_annotation(self, annotation: cst.BaseExpression) -> bool:
         for node in _walk_names(annotation):
             if "torch.Tensor" in self.c.qualified_names(node):
                 return True
@@ -918,7 +1078,8 @@ def _ev(evidence: Evidence, node: cst.CSTNode, message: str) -> Evidence:
     return ((node, message), *evidence)[:MAX_EVIDENCE]
 
 
-def collect(module: cst.Module, scopes: dict[cst.CSTNode, Scope], options: AnalysisOptions) -> ModuleFacts:
-    collector = FactCollector(scopes, options)
+def collect(module: cst.Module, options: AnalysisOptions) -> ModuleFacts:
+    collector = FactCollector(options)
     module.visit(collector)
+    collector.finalize()
     return ModuleFacts(collector)
