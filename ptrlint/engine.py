@@ -13,7 +13,7 @@ import re
 import tokenize
 import traceback
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
@@ -79,10 +79,12 @@ class Settings:
 
 # ----- prefilter ---------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
-def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
-    extra = tuple(name.rpartition(".")[2] for name in config.pointer_functions)
+def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], tuple[str, ...]]:
+    extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
     custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in _default_names())
-    return prefilter_regex(extra), custom_names
+    # every match of the regex contains one of these (lower-case) substrings
+    literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", *extra)
+    return prefilter_regex(extra), custom_names, literals
 
 
 def _default_names() -> tuple[str, ...]:
@@ -105,8 +107,10 @@ def prefilter(text: str, config: Config) -> bool:
     patterns are tested against every identifier in the file. PTR004-PTR006 need the same
     evidence as PTR001-PTR003.
     """
-    regex, custom = _prefilter_parts(config)
-    if regex.search(text):
+    regex, custom, literals = _prefilter_parts(config)
+    lowered = text.lower()
+    # substring tests run at memchr speed and rule out most files before the regex runs
+    if any(token in lowered for token in literals) and regex.search(lowered):
         return True
     if custom:
         for ident in set(_IDENT.findall(text)):
@@ -257,8 +261,8 @@ def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding]) 
     return text, fixed, findings
 
 
-def process_file(path: str, settings: Settings) -> FileResult:
-    """Read, lint, and fix or diff one file. Errors become a FileError; never raises."""
+def _read(path: str) -> tuple[str, bytes, str, str] | FileResult:
+    """(real path, bytes, text, encoding), or a FileResult carrying the error."""
     try:
         real = os.path.realpath(path)
         with open(real, "rb") as handle:
@@ -272,15 +276,37 @@ def process_file(path: str, settings: Settings) -> FileResult:
         text, encoding = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         return FileResult(path=path, error=FileError(path, f"cannot decode file: {exc}"))
+    return real, data, text, encoding
 
-    cache = Cache(settings.cache_dir) if settings.cache_dir else None
-    key = cache.key(data, settings) if cache else ""
-    if cache:
-        cached = cache.get(key, path)
+
+def quick_result(path: str, settings: Settings) -> FileResult | None:
+    """The answer without parsing, when there is one: read errors, prefiltered files, cache hits."""
+    read = _read(path)
+    if isinstance(read, FileResult):
+        return read
+    _real, data, text, _encoding = read
+    if settings.prefilter and not prefilter(text, settings.config):
+        return FileResult(path=path)
+    if settings.cache_dir:
+        cached = Cache(settings.cache_dir).get(Cache.key(data, settings), path)
         if cached is not None and not (settings.fixing and any(_applicable(f, settings) for f in cached)):
             return FileResult(path=path, findings=cached)
+    return None
 
-    result = process_text(text, path, settings)
+
+def process_file(path: str, settings: Settings) -> FileResult:
+    """Read, lint, and fix or diff one file. Errors become a FileError; never raises."""
+    quick = quick_result(path, settings)
+    return quick if quick is not None else _lint_file(path, settings)
+
+
+def _lint_file(path: str, settings: Settings) -> FileResult:
+    """The parsing path of process_file (the caller has tried quick_result already)."""
+    read = _read(path)
+    if isinstance(read, FileResult):
+        return read
+    real, data, text, encoding = read
+    result = process_text(text, path, replace(settings, prefilter=False))
     if result.error is None and result.new_text is not None:
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)
@@ -291,8 +317,8 @@ def process_file(path: str, settings: Settings) -> FileResult:
                 result.error = FileError(path, str(exc))
             except OSError as exc:
                 result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
-    if cache and result.error is None and result.new_text is None:
-        cache.put(key, result.findings)
+    if settings.cache_dir and result.error is None and result.new_text is None:
+        Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
     return result
 
 
@@ -308,17 +334,28 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 # ----- many files --------------------------------------------------------------------------------
 def _worker(args: tuple[str, Settings]) -> FileResult:
-    return process_file(*args)
+    return _lint_file(*args)
 
 
 def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]:
-    """Process files, in parallel when worthwhile; results in the order of ``paths``."""
-    jobs = max(1, jobs)
-    if jobs == 1 or len(paths) < 8:
-        return [process_file(p, settings) for p in paths]
-    chunksize = max(1, min(32, len(paths) // (jobs * 8)))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_worker, [(p, settings) for p in paths], chunksize=chunksize))
+    """Process files; results in the order of ``paths``.
+
+    Files answered without parsing (prefiltered, cached, unreadable) are handled here; only the
+    rest go to the process pool, so a warm run never starts one.
+    """
+    results: list[FileResult | None] = [quick_result(p, settings) for p in paths]
+    todo = [i for i, r in enumerate(results) if r is None]
+    jobs = max(1, min(jobs, len(todo)))
+    if jobs == 1 or len(todo) < 4:
+        for i in todo:
+            results[i] = _lint_file(paths[i], settings)
+    else:
+        chunksize = max(1, min(16, len(todo) // (jobs * 8)))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            done = pool.map(_worker, [(paths[i], settings) for i in todo], chunksize=chunksize)
+            for i, result in zip(todo, done):
+                results[i] = result
+    return [r for r in results if r is not None]
 
 
 def version() -> str:

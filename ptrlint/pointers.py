@@ -344,6 +344,8 @@ class FactCollector(cst.CSTVisitor):
                 and expr.func.attr.value not in ("tolist", "item")
             ):
                 expr = expr.func.value
+            elif isinstance(expr, cst.Call) and _raw_view_of(expr) is not None:
+                expr = _raw_view_of(expr)  # type: ignore[assignment]
             else:
                 return expr
 
@@ -760,6 +762,21 @@ class FactCollector(cst.CSTVisitor):
                 source = self.alias_key(arg.value)
                 if source is not None:
                     self.uf.union(attr_key, source)
+
+
+def _raw_view_of(call: cst.Call) -> cst.BaseExpression | None:
+    """``ctypes.cast(buf.data_ptr(), POINTER(c_int64))`` is a raw view of ``buf``: writes through it land in ``buf``."""
+    if _attr_name(call.func) != "cast" or not call.args:
+        return None
+    first = call.args[0].value
+    if (
+        isinstance(first, cst.Call)
+        and isinstance(first.func, cst.Attribute)
+        and first.func.attr.value == "data_ptr"
+        and not first.args
+    ):
+        return first.func.value
+    return None
 
 
 def _dotted(node: cst.BaseExpression) -> str:

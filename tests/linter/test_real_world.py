@@ -1,0 +1,51 @@
+"""Minimal cases distilled from reviewing ptrlint's findings on installed package trees."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptrlint.config import Config
+from ptrlint.engine import analyse, select_codes
+
+ALL = select_codes(["ALL"], [], [])
+
+
+def codes(source: str) -> list[str]:
+    return [f"{f.line}:{f.code}" for f in analyse(source, "m.py", Config(), ALL)]
+
+
+# torch/_native/ops/foreach_mm/nvmath_impl.py (torch 2.13): a pinned int64 buffer written through a
+# ctypes POINTER(c_int64) view with data_ptr() values, then copied into an int64 device table.
+NVMATH = """import ctypes
+import torch
+
+
+class GroupedMM:
+    def __init__(self, g, device):
+        self._pinned = torch.empty(3 * g, dtype=torch.int64, pin_memory=True)
+        self._pinned_raw = ctypes.cast(self._pinned.data_ptr(), ctypes.POINTER(ctypes.c_int64))
+        self._table = torch.empty(3 * g, dtype=torch.int64, device=device)
+
+    def run(self, mats):
+        h = self._pinned_raw
+        for i, m in enumerate(mats):
+            h[i] = m.data_ptr()
+        self._table.copy_(self._pinned, non_blocking=True)
+"""
+
+
+def test_writes_through_a_ctypes_pointer_view_reach_the_buffer_and_flow_through_copy():
+    assert codes(NVMATH) == ["7:PTR001", "9:PTR001"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # an address-sized integer that is not an address: a ctypes view of an index buffer
+        "import ctypes, torch\nidx = torch.empty(4, dtype=torch.int64)\nv = ctypes.cast(idx.data_ptr(), ctypes.POINTER(ctypes.c_int64))\nv[0] = 5\n",
+        # the pointer *of* a buffer is not stored in it
+        "import torch\nbuf = torch.empty(4, dtype=torch.int64)\nlib.launch(buf.data_ptr(), 4)\n",
+    ],
+)
+def test_no_false_positive(source):
+    assert codes(source) == []
