@@ -85,7 +85,8 @@ def main() -> int:
     tree = (args.tree or default_tree()).resolve()
     files = sorted(str(p) for p in tree.rglob("*.py"))
     lines = {f: sum(1 for _ in open(f, "rb")) for f in files}
-    ptrlint = [sys.executable, "-m", "ptrlint", "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
+    # -P: the linted tree is the working directory; it must not shadow the stdlib (torch has such folders)
+    ptrlint = [sys.executable, "-P", "-m", "ptrlint", "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
     ruff = shutil.which("ruff") or (str(Path(sys.executable).parent / "ruff") if (Path(sys.executable).parent / "ruff").exists() else None)
     rows = []
     with tempfile.TemporaryDirectory(prefix="ptrlint-bench-") as tmp:
@@ -100,7 +101,9 @@ def main() -> int:
                 shutil.copyfile(f, dest)
             listing = work / f"files_{fraction}.txt"
             listing.write_text("\n".join(str(root / Path(f).relative_to(tree)) for f in subset) + "\n")
-            subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.DEVNULL)  # fill the cache
+            filled = subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if filled.returncode not in (0, 2):
+                sys.exit(f"ptrlint failed on the tree: {filled.stderr[-2000:]}")  # fill the cache, and fail loudly
             times: dict[str, list[float]] = {"ptrlint_cold": [], "ptrlint_warm": [], "ruff": [], "libcst_parse_only": []}
             for _ in range(args.repeats):
                 times["ptrlint_cold"].append(timed([*ptrlint, "--no-cache", "."], root))
@@ -108,7 +111,7 @@ def main() -> int:
                 if ruff:
                     times["ruff"].append(timed([ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."], root))
                 times["libcst_parse_only"].append(
-                    timed([sys.executable, "-c", PARSE_ONLY, str(listing), str(args.jobs)], root)
+                    timed([sys.executable, "-P", "-c", PARSE_ONLY, str(listing), str(args.jobs)], root)
                 )
             row = {
                 "fraction": fraction,

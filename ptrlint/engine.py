@@ -130,7 +130,33 @@ def analysis_options(config: Config) -> AnalysisOptions:
     )
 
 
+_BRACKETS = re.compile(r"[()\[\]{}]")
+MAX_NESTING = 200  # CPython's own limit for nested brackets; libcst's native parser crashes far beyond it
+
+
+def _nesting_depth(text: str) -> int:
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
 def parse(text: str) -> cst.Module:
+    """libcst parse, behind CPython's parser for pathological nesting (which kills libcst's process)."""
+    if _nesting_depth(text) > MAX_NESTING:  # brackets in strings count too: only then ask CPython
+        try:
+            compile(text, "<ptrlint>", "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        except (SyntaxError, ValueError) as exc:
+            raise cst.ParserSyntaxError(
+                f"{getattr(exc, 'msg', exc)} (checked with CPython's parser)", lines=text.splitlines(),
+                raw_line=getattr(exc, "lineno", 1) or 1, raw_column=max(0, (getattr(exc, "offset", 1) or 1) - 1),
+            ) from exc
+        except (RecursionError, MemoryError) as exc:
+            raise RecursionError("nesting too deep for Python's parser") from exc
     return cst.parse_module(text)
 
 
@@ -183,7 +209,7 @@ def _locate(source: SourceMap, edit: Edit) -> Edit:
         import bisect
 
         line = bisect.bisect_right(source.line_starts, offset)
-        return line, offset - source.line_starts[line - 1] + 1
+        return line, offset - source.column_base(line) + 1
 
     return Edit(edit.start, edit.end, edit.text, pos(edit.start), pos(edit.end))
 

@@ -111,9 +111,10 @@ class ScalarWrite:
 
 @dataclass
 class _Binding:
-    how: str  # "expr" | "elem"
+    how: str  # "expr" | "elem" (an element of expr) | "telem" (item `index` of the tuple a call returns)
     expr: cst.BaseExpression
     node: cst.CSTNode
+    index: int = -1
 
 
 class _UnionFind:
@@ -378,6 +379,10 @@ class FactCollector(cst.CSTVisitor):
                 elif value.func.value == "zip" and len(args) == len(elements):
                     for t, a in zip(elements, args):
                         self.bind(t, _Binding("elem", a.value, binding.node))
+            elif binding.how == "expr" and isinstance(value, cst.Call):
+                for i, t in enumerate(elements):  # a, b = f(): item i of what f returns
+                    if not isinstance(t, cst.StarredElement):
+                        self.bind(t, _Binding("telem", value, binding.node, i))
             return
         if isinstance(target, cst.Subscript):
             root = self.alias_key(target.value)
@@ -932,6 +937,24 @@ class ModuleFacts:
                 self._in_progress_funcs.discard(id(target))
         return None
 
+    def _returned_item_kind(self, call: cst.Call, index: int) -> Value | None:
+        """Kind of item ``index`` of the tuple literal(s) a local function returns."""
+        target = self._local_function(call.func)
+        if target is None or id(target) in self._in_progress_funcs:
+            return None
+        self._in_progress_funcs.add(id(target))
+        try:
+            for ret in self.c.returns.get(id(target), []):
+                if isinstance(ret, cst.Tuple) and index < len(ret.elements):
+                    if any(isinstance(el, cst.StarredElement) for el in ret.elements[: index + 1]):
+                        continue
+                    value = self.kind(ret.elements[index].value)
+                    if value is not None:
+                        return value
+        finally:
+            self._in_progress_funcs.discard(id(target))
+        return None
+
     def _local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         c = self.c
         if isinstance(func, cst.Name):
@@ -989,13 +1012,17 @@ class ModuleFacts:
                 if value is not None:
                     return Value(Kind.SEQ, value.evidence)
             for binding in c.bindings.get(key, []):
-                value = self.kind(binding.expr)
+                value = self.kind(binding.expr) if binding.how != "telem" else Value(Kind.SCALAR)
                 if value is None:
                     continue
                 if binding.how == "elem":
                     if value.kind is Kind.SEQ and scalar is None:
                         scalar = Value(Kind.SCALAR, value.evidence)
                     continue
+                if binding.how == "telem":
+                    value = self._returned_item_kind(binding.expr, binding.index)  # type: ignore[arg-type]
+                    if value is None:
+                        continue
                 if value.kind is Kind.SEQ:
                     return value
                 if scalar is None:

@@ -32,8 +32,25 @@ class SourceMap:
     def line_of(self, node: cst.CSTNode) -> int:
         return self.range(node).start.line
 
+    def column_base(self, line: int) -> int:
+        """Offset from which libcst counts columns on ``line``.
+
+        Like CPython's tokenizer, libcst restarts the column after a form feed in the leading
+        whitespace of a line, so the base is just past the last such form feed.
+        """
+        start = self.line_starts[line - 1]
+        if "\x0c" not in self.text[start:start + 256]:
+            return start
+        i = start
+        base = start
+        while i < len(self.text) and self.text[i] in " \t\x0c":
+            if self.text[i] == "\x0c":
+                base = i + 1
+            i += 1
+        return base
+
     def offset(self, line: int, column: int) -> int:
-        return self.line_starts[line - 1] + column
+        return self.column_base(line) + column
 
     def start(self, node: cst.CSTNode) -> int:
         pos = self.range(node).start

@@ -49,3 +49,32 @@ def test_writes_through_a_ctypes_pointer_view_reach_the_buffer_and_flow_through_
 )
 def test_no_false_positive(source):
     assert codes(source) == []
+
+
+# torch/_inductor/kernel/vendored_templates/cutedsl/kernels/cutedsl_grouped_gemm.py (torch 2.13):
+# addresses come back as item 0 of returned tuples, two calls deep, then become an int64 tensor.
+CUTEDSL = """import torch
+
+
+def create_tensor(shape):
+    t = torch.empty(shape)
+    return (t.data_ptr(), t, shape)
+
+
+def create_all(shapes):
+    ptrs_abc = []
+    for shape in shapes:
+        ptr_a, tensor_a, _ = create_tensor(shape)
+        ptr_b, tensor_b, _ = create_tensor(shape)
+        ptrs_abc.append([ptr_a, ptr_b])
+    return (ptrs_abc, shapes)
+
+
+def run(shapes, make_cute):
+    (ptrs_abc, _shapes) = create_all(shapes)
+    return make_cute(torch.tensor(ptrs_abc, dtype=torch.int64))
+"""
+
+
+def test_addresses_returned_in_tuples_are_traced_through_local_functions():
+    assert codes(CUTEDSL) == ["20:PTR001"]

@@ -1,0 +1,44 @@
+"""Helpers shared by the test suite and the reliability sweep (stdlib only)."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import tokenize
+
+OLD_DTYPE_TOKENS = {
+    "int64", "long", "intp", "longlong", "int_", "int", "int32", "int16", "short", "int8", "uint32", "uint16",
+    "uint8", "float", "float32", "float64", "double", "float16", "half", "bfloat16", "intc", "uintc", "single",
+    "c_long", "c_int64", "c_longlong", "c_ssize_t", "c_int", "c_int32", "c_int16", "c_int8", "c_short", "c_byte",
+    "c_uint", "c_uint32", "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float",
+}
+NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to"}
+LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
+
+
+def tokens(source: bytes) -> list[tuple[int, str]]:
+    try:
+        return [(t.type, t.string) for t in tokenize.tokenize(io.BytesIO(source).readline) if t.type not in LAYOUT]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+
+
+def only_dtype_edits(before: bytes, after: bytes) -> str | None:
+    """None when every token-level change is a dtype/ctypes token or a needed name; else a reason."""
+    a, b = tokens(before), tokens(after)
+    alias_names = {s for t, s in a if t == tokenize.NAME}
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        for _t, s in a[i1:i2]:
+            if s not in OLD_DTYPE_TOKENS and s not in ("(", ")") and not _dtype_string(s):
+                return f"removed {s!r}"
+        for t, s in b[j1:j2]:
+            if s in NEW_TOKENS or s.strip("'\"") == "uint64" or (t == tokenize.NAME and s in alias_names):
+                continue
+            return f"inserted {s!r}"
+    return None
+
+
+def _dtype_string(s: str) -> bool:
+    return len(s) >= 2 and s[0] in "'\"" and s.strip("'\"") in OLD_DTYPE_TOKENS | {"i8", "<i8", "i4", "f8", "f4"}
