@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ptrlint",
         description="Find memory addresses stored in signed, narrow or implicit-dtype tensors and arrays.",
+        epilog="`ptrlint lsp` starts the language server on stdio (needs the `lsp` extra).",
     )
     p.add_argument("paths", nargs="*", help="files or folders to check (default: .); '-' reads stdin")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -56,6 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    if argv[:1] == ["lsp"]:  # `ptrlint lsp [--stdio]`: the language server (a folder named lsp: use ./lsp)
+        from .lsp import main as lsp_main
+
+        return lsp_main()
     parser = build_parser()
     args = parser.parse_args(argv)
 

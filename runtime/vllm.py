@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
+import os
 from typing import Any
 
 from .copy import batch_memcpy
@@ -61,3 +62,14 @@ def install(check: str | None = None) -> bool:
     setattr(module, _MARK, True)
     logger.info("ptrlint runtime guard installed in %s: %s", _MODULE, ", ".join(patched) or "nothing to patch")
     return True
+
+
+def plugin() -> None:
+    """``vllm.general_plugins`` entry point: install the guard when $PTRLINT_GUARD is fast or strict.
+
+    vLLM calls general plugins in every process (possibly more than once); install() is
+    idempotent and logs what it patched once.
+    """
+    level = os.environ.get("PTRLINT_GUARD", "").strip().lower()
+    if level in ("fast", "strict"):
+        install(check=level)

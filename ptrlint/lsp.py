@@ -1,0 +1,185 @@
+"""``ptrlint lsp``: a language server (stdio) with diagnostics and quick fixes. Needs pygls (extra ``lsp``).
+
+Diagnostics are published on open, save and (debounced) change, using the same configuration
+resolution as the CLI (the nearest pyproject.toml with [tool.ptrlint] above the file). The
+evidence becomes related information; each fix is offered as a code action (safe fixes as
+preferred quick fixes, unsafe ones labelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+try:
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise SystemExit("ptrlint lsp needs pygls: pip install 'ptrlint[lsp]'") from exc
+
+from . import __version__
+from .config import Config, ConfigError, resolve_config
+from .engine import Settings, process_text, select_codes
+from .model import Finding
+
+DEBOUNCE_SECONDS = 0.25
+SOURCE = "ptrlint"
+
+
+class PtrlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("ptrlint", __version__)
+        self.findings: dict[str, list[Finding]] = {}
+        self.versions: dict[str, int] = {}
+        self._configs: dict[str, tuple[Config, frozenset[str]]] = {}
+
+    def settings_for(self, path: str) -> Settings:
+        folder = str(Path(path).parent)
+        if folder not in self._configs:
+            config = resolve_config(None, False, Path(folder) if Path(folder).exists() else Path("."))
+            enabled = select_codes(config.select, config.extend_select, config.ignore)
+            self._configs[folder] = (config, enabled)
+        config, enabled = self._configs[folder]
+        return Settings(config=config, enabled=enabled)
+
+
+server = PtrlintServer()
+
+
+def _position(lines: list[str], line: int, column: int, codec: Any) -> types.Position:
+    """1-based (line, code-point column) -> LSP position in the client's units (UTF-16 by default)."""
+    return codec.position_to_client_units(lines, types.Position(line=max(0, line - 1), character=max(0, column - 1)))
+
+
+def _range(lines: list[str], start: tuple[int, int], end: tuple[int, int], codec: Any) -> types.Range:
+    return types.Range(start=_position(lines, *start, codec), end=_position(lines, *end, codec))
+
+
+def lint(ls: PtrlintServer, uri: str) -> None:
+    document = ls.workspace.get_text_document(uri)
+    path = to_fs_path(uri) or uri
+    try:
+        settings = ls.settings_for(path)
+    except ConfigError as exc:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"ptrlint: {exc}"))
+        return
+    result = process_text(document.source, path, settings)
+    findings = result.findings if result.error is None else []
+    ls.findings[uri] = findings
+    lines = document.lines
+    codec = document.position_codec
+    diagnostics = [
+        types.Diagnostic(
+            range=_range(lines, (f.line, f.column), (f.end_line, f.end_column), codec),
+            message=f.message,
+            severity=types.DiagnosticSeverity.Warning,
+            code=f.code,
+            source=SOURCE,
+            data={"index": i},
+            related_information=[
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=uri, range=_range(lines, (r.line, r.column), (r.line, r.column), codec)),
+                    message=r.message,
+                )
+                for r in f.related
+            ],
+        )
+        for i, f in enumerate(findings)
+    ]
+    if result.error is not None:
+        diagnostics.append(
+            types.Diagnostic(
+                range=_range(lines, (max(1, result.error.line), max(1, result.error.column)),
+                             (max(1, result.error.line), max(1, result.error.column)), codec),
+                message=result.error.message,
+                severity=types.DiagnosticSeverity.Error,
+                code="E999",
+                source=SOURCE,
+            )
+        )
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
+                                                                        version=document.version))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: PtrlintServer, params: types.DidOpenTextDocumentParams) -> None:
+    lint(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: PtrlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls._configs.clear()  # a saved pyproject.toml may have changed the configuration
+    lint(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: PtrlintServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    version = params.text_document.version
+    ls.versions[uri] = version
+    await asyncio.sleep(DEBOUNCE_SECONDS)
+    if ls.versions.get(uri) == version:  # no newer edit arrived meanwhile
+        lint(ls, uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: PtrlintServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.findings.pop(uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+)
+def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    document = ls.workspace.get_text_document(uri)
+    lines, codec = document.lines, document.position_codec
+    actions: list[types.CodeAction] = []
+    wanted = params.range
+    for diagnostic in params.context.diagnostics:
+        if diagnostic.source != SOURCE or not isinstance(diagnostic.data, dict):
+            continue
+        findings = ls.findings.get(uri, [])
+        index = diagnostic.data.get("index")
+        if not isinstance(index, int) or index >= len(findings):
+            continue
+        finding = findings[index]
+        if finding.fix is None or not _overlaps(diagnostic.range, wanted):
+            continue
+        edits = [
+            types.TextEdit(range=_range(lines, e.location, e.end_location, codec), new_text=e.text)
+            for e in finding.fix.edits
+        ]
+        title = f"{finding.code}: {finding.fix.title or 'apply fix'}" + ("" if finding.fix.safe else " (unsafe)")
+        actions.append(
+            types.CodeAction(
+                title=title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=finding.fix.safe,
+                edit=types.WorkspaceEdit(changes={uri: edits}),
+            )
+        )
+    return actions
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    def key(p: types.Position) -> tuple[int, int]:
+        return (p.line, p.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def main() -> int:
+    server.start_io()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""flake8 plugin, language server, vLLM plugin entry point and the CI recipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import REPO
+
+BUGGY = "import torch\n\n\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+
+
+# ----- flake8 ------------------------------------------------------------------------------------
+def test_flake8_reports_what_ptrlint_reports():
+    pytest.importorskip("flake8")
+    examples = sorted(str(p.relative_to(REPO)) for p in (REPO / "examples").glob("*.py"))
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "PTR", "--format", "%(path)s:%(row)d:%(col)d: %(code)s",
+                             *examples], cwd=REPO, capture_output=True, text=True, timeout=300)
+    ptrlint = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--format", "json", *examples],
+                             cwd=REPO, capture_output=True, text=True, timeout=300)
+    from_flake8 = sorted(line.strip() for line in flake8.stdout.splitlines() if line.strip())
+    from_ptrlint = sorted(f"{f['path']}:{f['line']}:{f['column']}: {f['code']}" for f in json.loads(ptrlint.stdout))
+    assert from_flake8 == from_ptrlint and len(from_ptrlint) >= 6, flake8.stderr
+
+
+# ----- language server -----------------------------------------------------------------------------
+class LspClient:
+    """A minimal JSON-RPC client over the server's stdio (Content-Length framing)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "lsp"], cwd=cwd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.next_id = 0
+        self.notifications: list[dict] = []
+
+    def send(self, payload: dict) -> None:
+        body = json.dumps(payload).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def read(self) -> dict:
+        assert self.proc.stdout is not None
+        length = 0
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server closed: " + (self.proc.stderr.read().decode() if self.proc.stderr else ""))
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value.strip())
+        return json.loads(self.proc.stdout.read(length))
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            if message.get("id") == self.next_id and "method" not in message:
+                return message
+            self.notifications.append(message)
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait_diagnostics(self, uri: str, timeout: float = 60) -> list[dict]:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for i, message in enumerate(self.notifications):
+                if message.get("method") == "textDocument/publishDiagnostics" and message["params"]["uri"] == uri:
+                    del self.notifications[i]
+                    return message["params"]["diagnostics"]
+            self.notifications.append(self.read())
+        raise TimeoutError("no diagnostics")
+
+
+def _apply(text: str, edits: list[dict]) -> str:
+    lines = text.splitlines(keepends=True)
+
+    def offset(pos: dict) -> int:
+        return sum(len(line) for line in lines[: pos["line"]]) + pos["character"]
+
+    for edit in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+        text = text[:start] + edit["newText"] + text[end:]
+    return text
+
+
+def test_language_server_diagnoses_and_fixes(tmp_path):
+    pytest.importorskip("pygls")
+    path = tmp_path / "buggy.py"
+    path.write_text(BUGGY)
+    uri = path.as_uri()
+    client = LspClient(tmp_path)
+    try:
+        init = client.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
+        assert init["result"]["capabilities"]["codeActionProvider"]
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": BUGGY}})
+        diagnostics = client.wait_diagnostics(uri)
+        assert [d["code"] for d in diagnostics] == ["PTR001"]
+        diag = diagnostics[0]
+        assert diag["range"]["start"]["line"] == 3 and diag["source"] == "ptrlint"
+        assert diag["relatedInformation"][0]["message"].startswith("pointer value")
+        actions = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]},
+        })["result"]
+        assert len(actions) == 1 and actions[0]["isPreferred"] is True and actions[0]["kind"] == "quickfix"
+        fixed = _apply(BUGGY, actions[0]["edit"]["changes"][uri])
+        assert fixed == BUGGY.replace("torch.int64", "torch.uint64")
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]})
+        assert client.wait_diagnostics(uri) == []
+        client.request("shutdown", {})
+        client.notify("exit", {})
+        client.proc.wait(timeout=30)
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
+# ----- vLLM plugin entry point -------------------------------------------------------------------------
+FAKE = '''
+import dataclasses, torch
+def batch_memcpy(src_ptrs, dst_ptrs, sizes):
+    raise AssertionError("unguarded copy ran")
+@dataclasses.dataclass
+class MambaCopyBuffers:
+    src_ptrs: object
+    dst_ptrs: object
+    sizes: object
+    mamba_group_ids: list
+    mamba_spec: object
+    offset: int = 0
+    @classmethod
+    def create(cls, *a):
+        raise AssertionError("unguarded create ran")
+'''
+
+LOADER = '''
+import logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+from importlib.metadata import entry_points
+plugins = [e for e in entry_points(group="vllm.general_plugins") if e.name == "ptrlint_guard"]
+assert len(plugins) == 1, plugins
+for _ in range(3):  # vLLM may load plugins several times
+    plugins[0].load()()
+from vllm.v1.worker import mamba_utils as mu
+print("PATCHED" if getattr(mu, "_ptrlint_guard_installed", False) else "UNTOUCHED")
+'''
+
+
+@pytest.mark.parametrize("guard, expected", [("fast", "PATCHED"), ("strict", "PATCHED"), ("", "UNTOUCHED"), ("off", "UNTOUCHED")])
+def test_vllm_plugin_entry_point(tmp_path, guard, expected):
+    pytest.importorskip("torch")
+    pkg = tmp_path / "vllm" / "v1" / "worker"
+    pkg.mkdir(parents=True)
+    for folder in (tmp_path / "vllm", tmp_path / "vllm" / "v1", pkg):
+        (folder / "__init__.py").write_text("")
+    (pkg / "mamba_utils.py").write_text(textwrap.dedent(FAKE))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PTRLINT_GUARD": guard}
+    proc = subprocess.run([sys.executable, "-c", LOADER], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == expected
+    assert proc.stdout.count("ptrlint runtime guard installed") == (1 if expected == "PATCHED" else 0)
+
+
+# ----- CI recipes ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["github-actions.yml", "pre-commit-config.yaml"])
+def test_ci_recipes_load_and_use_real_flags(name):
+    yaml = pytest.importorskip("yaml")
+    text = (REPO / "examples" / "ci" / name).read_text()
+    data = yaml.safe_load(text)
+    assert data
+    from ptrlint.cli import build_parser
+
+    parser = build_parser()
+    known = {opt for action in parser._actions for opt in action.option_strings}
+    for step in (data.get("jobs", {}).get("ptrlint", {}).get("steps", []) if isinstance(data, dict) else []):
+        for cmd in ([shlex.split(step["run"].split(">")[0])] if "run" in step and step["run"].startswith("ptrlint") else []):
+            flags = [a for a in cmd[1:] if a.startswith("-")]
+            assert set(flags) <= known, flags
+            parser.parse_args(cmd[1:])  # exits on an unknown value
+    if name.startswith("pre-commit"):
+        hooks = {h["id"] for repo in data["repos"] for h in repo["hooks"]}
+        offered = set(re.findall(r"- id: (\S+)", (REPO / ".pre-commit-hooks.yaml").read_text()))
+        assert hooks <= offered
+
+
+def test_readme_embeds_the_ci_recipes():
+    readme = (REPO / "README.md").read_text()
+    for name in ("github-actions.yml", "pre-commit-config.yaml"):
+        body = (REPO / "examples" / "ci" / name).read_text().strip()
+        assert body in readme, f"README must carry examples/ci/{name} verbatim"
