@@ -12,6 +12,7 @@ import bisect
 import libcst as cst
 
 from .model import Edit
+from .pointers import dotted as _dotted
 from .scopes import LiteScope
 from .sourcemap import SourceMap
 
@@ -32,14 +33,6 @@ def module_alias(module: cst.Module, name: str) -> str | None:
                     elif alias.asname is None and (dotted == name or dotted.startswith(name + ".")):
                         return name
     return None
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
 
 
 def _from_imports(module: cst.Module, name: str) -> list[cst.ImportFrom]:

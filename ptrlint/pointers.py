@@ -420,7 +420,7 @@ class FactCollector(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
-            dotted = _dotted(alias.name)
+            dotted = dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self._scope.bind_import(alias.asname.name.value, dotted)
             else:
@@ -430,9 +430,9 @@ class FactCollector(cst.CSTVisitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
-        module = _dotted(node.module) if node.module is not None and not node.relative else None
+        module = dotted(node.module) if node.module is not None and not node.relative else None
         for alias in node.names:
-            name = _dotted(alias.name)
+            name = dotted(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             if module:
                 self._scope.bind_import(local, f"{module}.{name}")
@@ -784,11 +784,12 @@ def _raw_view_of(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def _dotted(node: cst.BaseExpression) -> str:
+def dotted(node: cst.BaseExpression) -> str:
+    """``a.b.c`` as text for Name/Attribute chains (import statements); "" otherwise."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
+        return f"{dotted(node.value)}.{node.attr.value}"
     return ""
 
 

@@ -50,3 +50,15 @@ def run_cli(*args: str, cwd: Path | None = None, input: bytes | None = None, env
         env={**os.environ, **(env or {})},
         timeout=300,
     )
+
+
+def make_fake_vllm(root: Path, mamba_utils_source: str) -> Path:
+    """A fake ``vllm`` package with vLLM's module path vllm/v1/worker/mamba_utils.py under ``root``."""
+    import textwrap
+
+    pkg = root / "vllm" / "v1" / "worker"
+    pkg.mkdir(parents=True)
+    for folder in (root / "vllm", root / "vllm" / "v1", pkg):
+        (folder / "__init__.py").write_text("")
+    (pkg / "mamba_utils.py").write_text(textwrap.dedent(mamba_utils_source))
+    return root

@@ -8,13 +8,12 @@ import re
 import shlex
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO
+from ..conftest import REPO, make_fake_vllm
 
 BUGGY = "import torch\n\n\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
 
@@ -163,11 +162,7 @@ print("PATCHED" if getattr(mu, "_ptrlint_guard_installed", False) else "UNTOUCHE
 @pytest.mark.parametrize("guard, expected", [("fast", "PATCHED"), ("strict", "PATCHED"), ("", "UNTOUCHED"), ("off", "UNTOUCHED")])
 def test_vllm_plugin_entry_point(tmp_path, guard, expected):
     pytest.importorskip("torch")
-    pkg = tmp_path / "vllm" / "v1" / "worker"
-    pkg.mkdir(parents=True)
-    for folder in (tmp_path / "vllm", tmp_path / "vllm" / "v1", pkg):
-        (folder / "__init__.py").write_text("")
-    (pkg / "mamba_utils.py").write_text(textwrap.dedent(FAKE))
+    make_fake_vllm(tmp_path, FAKE)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "PTRLINT_GUARD": guard}
     proc = subprocess.run([sys.executable, "-c", LOADER], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
+
+from ..conftest import make_fake_vllm
 
 FAKE_MAMBA_UTILS = '''
 import dataclasses
@@ -68,11 +69,7 @@ print("OK")
 
 
 def test_install_patches_fake_vllm_and_is_idempotent(tmp_path: Path):
-    pkg = tmp_path / "vllm" / "v1" / "worker"
-    pkg.mkdir(parents=True)
-    for folder in (tmp_path / "vllm", tmp_path / "vllm" / "v1", pkg):
-        (folder / "__init__.py").write_text("")
-    (pkg / "mamba_utils.py").write_text(textwrap.dedent(FAKE_MAMBA_UTILS))
+    make_fake_vllm(tmp_path, FAKE_MAMBA_UTILS)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
