@@ -420,11 +420,11 @@ class FactCollector(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
-            dotted = dotted(alias.name)
+            full = dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._scope.bind_import(alias.asname.name.value, dotted)
+                self._scope.bind_import(alias.asname.name.value, full)
             else:
-                first = dotted.partition(".")[0]
+                first = full.partition(".")[0]
                 self._scope.bind_import(first, first)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
