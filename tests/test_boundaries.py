@@ -31,3 +31,23 @@ def test_runtime_never_imports_libcst():
     mods = _modules_after("import ptrlint.runtime")
     assert "torch" in mods
     assert "libcst" not in mods and "ptrlint.engine" not in mods
+
+
+def test_built_wheel_ships_the_runtime_under_ptrlint(tmp_path):
+    """The package-dir mapping must put runtime/ into the wheel as ptrlint/runtime/."""
+    import zipfile
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(repo)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    wheel = next(tmp_path.glob("ptrlint-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for required in ("ptrlint/runtime/__init__.py", "ptrlint/runtime/guard.py", "ptrlint/runtime/_triton_kernel.py",
+                     "ptrlint/rules/signed_pointer_dtype.py", "ptrlint/cli.py"):
+        assert required in names
+    assert not any(n.startswith(("runtime/", "tests/", "benchmarks/")) for n in names)
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "flake8.extension" in text and "vllm.general_plugins" in text and "ptrlint = ptrlint.cli:main" in text
