@@ -62,3 +62,42 @@ def make_fake_vllm(root: Path, mamba_utils_source: str) -> Path:
         (folder / "__init__.py").write_text("")
     (pkg / "mamba_utils.py").write_text(textwrap.dedent(mamba_utils_source))
     return root
+
+
+# vLLM's old-layout mamba_utils (int64 pointer buffers, unguarded copy), for install() tests
+FAKE_VLLM_MAMBA_UTILS = '''
+import dataclasses
+import torch
+
+CALLS = []
+
+
+def batch_memcpy(src_ptrs, dst_ptrs, sizes):
+    CALLS.append("unguarded")
+
+
+@dataclasses.dataclass
+class MambaCopyBuffers:
+    src_ptrs: object
+    dst_ptrs: object
+    sizes: object
+    mamba_group_ids: list
+    mamba_spec: object
+    offset: int = 0
+
+    @classmethod
+    def create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer):
+        n = max_num_reqs * len(copy_funcs)
+        return cls(make_buffer(n, dtype=torch.int64), make_buffer(n, dtype=torch.int64),
+                   make_buffer(n, dtype=torch.int32), [0], None)
+
+
+def collect_mamba_copy_meta(*args):
+    raise AssertionError("original called")
+
+
+def do_mamba_copy_block(copy_bufs):
+    n = copy_bufs.offset
+    if n:
+        batch_memcpy(copy_bufs.src_ptrs.copy_to_gpu(n), copy_bufs.dst_ptrs.copy_to_gpu(n), copy_bufs.sizes.copy_to_gpu(n))
+'''

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, make_fake_vllm
+from ..conftest import FAKE_VLLM_MAMBA_UTILS, REPO, make_fake_vllm
 
 BUGGY = "import torch\n\n\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
 
@@ -129,23 +129,6 @@ def test_language_server_diagnoses_and_fixes(tmp_path):
 
 
 # ----- vLLM plugin entry point -------------------------------------------------------------------------
-FAKE = '''
-import dataclasses, torch
-def batch_memcpy(src_ptrs, dst_ptrs, sizes):
-    raise AssertionError("unguarded copy ran")
-@dataclasses.dataclass
-class MambaCopyBuffers:
-    src_ptrs: object
-    dst_ptrs: object
-    sizes: object
-    mamba_group_ids: list
-    mamba_spec: object
-    offset: int = 0
-    @classmethod
-    def create(cls, *a):
-        raise AssertionError("unguarded create ran")
-'''
-
 LOADER = '''
 import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
@@ -162,7 +145,7 @@ print("PATCHED" if getattr(mu, "_ptrlint_guard_installed", False) else "UNTOUCHE
 @pytest.mark.parametrize("guard, expected", [("fast", "PATCHED"), ("strict", "PATCHED"), ("", "UNTOUCHED"), ("off", "UNTOUCHED")])
 def test_vllm_plugin_entry_point(tmp_path, guard, expected):
     pytest.importorskip("torch")
-    make_fake_vllm(tmp_path, FAKE)
+    make_fake_vllm(tmp_path, FAKE_VLLM_MAMBA_UTILS)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "PTRLINT_GUARD": guard}
     proc = subprocess.run([sys.executable, "-c", LOADER], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

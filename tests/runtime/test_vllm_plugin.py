@@ -6,44 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..conftest import make_fake_vllm
-
-FAKE_MAMBA_UTILS = '''
-import dataclasses
-import torch
-
-CALLS = []
+from ..conftest import FAKE_VLLM_MAMBA_UTILS, make_fake_vllm
 
 
-def batch_memcpy(src_ptrs, dst_ptrs, sizes):
-    CALLS.append("unguarded")
-
-
-@dataclasses.dataclass
-class MambaCopyBuffers:
-    src_ptrs: object
-    dst_ptrs: object
-    sizes: object
-    mamba_group_ids: list
-    mamba_spec: object
-    offset: int = 0
-
-    @classmethod
-    def create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer):
-        n = max_num_reqs * len(copy_funcs)
-        return cls(make_buffer(n, dtype=torch.int64), make_buffer(n, dtype=torch.int64),
-                   make_buffer(n, dtype=torch.int32), [0], None)
-
-
-def collect_mamba_copy_meta(*args):
-    raise AssertionError("original called")
-
-
-def do_mamba_copy_block(copy_bufs):
-    n = copy_bufs.offset
-    if n:
-        batch_memcpy(copy_bufs.src_ptrs.copy_to_gpu(n), copy_bufs.dst_ptrs.copy_to_gpu(n), copy_bufs.sizes.copy_to_gpu(n))
-'''
 
 SCRIPT = '''
 import logging, sys
@@ -69,7 +34,7 @@ print("OK")
 
 
 def test_install_patches_fake_vllm_and_is_idempotent(tmp_path: Path):
-    make_fake_vllm(tmp_path, FAKE_MAMBA_UTILS)
+    make_fake_vllm(tmp_path, FAKE_VLLM_MAMBA_UTILS)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
