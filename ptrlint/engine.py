@@ -21,9 +21,8 @@ from typing import Iterable, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from . import __version__
 from .cache import Cache
-from .config import Config
+from .config import DEFAULT_POINTER_NAMES, Config
 from .fix import FileChangedError, apply_fixes, write_atomic
 from .model import Edit, FileError, FileResult, Finding, Fix, Related
 from .names import prefilter_regex
@@ -81,16 +80,10 @@ class Settings:
 @lru_cache(maxsize=8)
 def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], tuple[str, ...]]:
     extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
-    custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in _default_names())
+    custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
     # every match of the regex contains one of these (lower-case) substrings
     literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", *extra)
     return prefilter_regex(extra), custom_names, literals
-
-
-def _default_names() -> tuple[str, ...]:
-    from .config import DEFAULT_POINTER_NAMES
-
-    return DEFAULT_POINTER_NAMES
 
 
 def prefilter(text: str, config: Config) -> bool:
@@ -383,6 +376,3 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
                 results[i] = result
     return [r for r in results if r is not None]
 
-
-def version() -> str:
-    return __version__

@@ -70,7 +70,6 @@ class Creation:
     scope: LiteScope | None
     target_name: str | None = None
     target_node: cst.CSTNode | None = None
-    in_return: bool = False
 
     @property
     def key(self) -> Key:
@@ -147,12 +146,6 @@ def _attr_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
     return None
-
-
-def _int_constant(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Integer):
-        return True
-    return isinstance(node, cst.UnaryOperation) and isinstance(node.expression, cst.Integer)
 
 
 def _simple_string_value(node: cst.BaseExpression) -> str | None:
