@@ -305,6 +305,8 @@ def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: M
         return
     s, d = src[live], dst[live]
     nbytes = sz[live].astype(np.uint64)
+    # one sort per side, shared by the bounds and the overlap checks (sorting dominates the cost)
+    orders = {"source": np.argsort(s), "destination": np.argsort(d)}
     for label, addrs in (("source", s), ("destination", d)):
         zero = np.flatnonzero(addrs == 0)
         if len(zero):
@@ -321,12 +323,12 @@ def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: M
                 f"entry {i}: {label} range {int(addrs[wrapped[0]]):#x} + {int(sz[i])} bytes wraps past 2**64; "
                 "the address is corrupt (a sign-extended or truncated value?)"
             )
-        _check_bounds(label, addrs, last, live, sz, regions)
-    _check_overlaps(s, d, nbytes, live)
+        _check_bounds(label, addrs, last, orders[label], live, sz, regions)
+    _check_overlaps(s, d, nbytes, live, orders["source"], orders["destination"])
 
 
-def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, live: np.ndarray, sz: np.ndarray,
-                  regions: MemoryRegions) -> None:
+def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, order: np.ndarray, live: np.ndarray,
+                  sz: np.ndarray, regions: MemoryRegions) -> None:
     starts, ends, _ = regions.arrays()
     if len(starts) == 0:
         i = int(live[0])
@@ -334,7 +336,6 @@ def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, live: np.ndar
             f"entry {i}: {label} {int(addrs[0]):#x} + {int(sz[i])} bytes: no memory is registered; strict mode "
             "copies only inside registered regions (ptrlint.runtime.register(tensor) each source and destination buffer)"
         )
-    order = np.argsort(addrs, kind="stable")
     sorted_addrs = addrs[order]
     idx = np.searchsorted(starts, sorted_addrs, side="right").astype(np.int64) - 1
     outside = idx < 0
@@ -352,13 +353,13 @@ def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, live: np.ndar
         )
 
 
-def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.ndarray) -> None:
+def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.ndarray, s_order: np.ndarray,
+                    order: np.ndarray) -> None:
     """Inclusive ends throughout, so a range ending at 2**64 cannot wrap."""
     one = np.uint64(1)
     d_last = d + (nbytes - one)
     s_last = s + (nbytes - one)
     # destination vs destination: sorted by start, each range must end before the next begins
-    order = np.argsort(d, kind="stable")
     if len(order) > 1:
         clash = np.flatnonzero(d_last[order][:-1] >= d[order][1:])
         if len(clash):
@@ -369,7 +370,6 @@ def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.n
                 f"[{int(d[b]):#x}, +{int(nbytes[b])})); the result would depend on copy order"
             )
     # destination vs sources: does any source interval meet a destination interval?
-    s_order = np.argsort(s, kind="stable")
     s_sorted = s[s_order]
     s_last_max = np.maximum.accumulate(s_last[s_order])
     k = np.searchsorted(s_sorted, d_last, side="right")  # sources starting at or before each destination's end
