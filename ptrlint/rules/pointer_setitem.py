@@ -7,11 +7,11 @@ from typing import Iterator
 from ..pointers import Kind
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
-# torch unpacks Python ints through int64 in setitem/fill_ (pytorch issue 191458). No released
-# torch version was verified to carry a fix, so the rule applies whatever `torch-version` says.
-# When a release with the fix is verified, put it here: the rule is then skipped when the
-# configured oldest supported torch is at least that release.
-SETITEM_FIXED_IN: tuple[int, ...] | None = None
+# torch unpacked Python ints through int64 in tensor setitem (pytorch issue 191458). Measured:
+# torch 2.13.0 raises "Overflow when unpacking long long" for `uint64_tensor[i] = 2**63`;
+# torch 2.14.1 stores it exactly (2.14.0 was not available to check). The rule is skipped when
+# the configured oldest supported torch (`torch-version`) is at least this release.
+SETITEM_FIXED_IN: tuple[int, ...] | None = (2, 14, 1)
 
 
 class PointerSetitem(Rule):
@@ -26,10 +26,12 @@ tensor (a torch creation call in the module, a `torch.Tensor` annotation, or the
 tensor of a buffer factory), even when the buffer is uint64.
 
 ## Why is this bad?
-torch converts a Python int written into a tensor element through int64, whatever the
-tensor's dtype: `buf[i] = 2**63 + 5` raises `Overflow when unpacking long long` on a uint64
-tensor too (pytorch issue 191458). Writes through the numpy view (`buf.numpy()[i] = addr`,
-`CpuGpuBuffer.np[i] = addr`) and `torch.tensor(list, dtype=torch.uint64)` handle the full range.
+Up to torch 2.14.0, a Python int written into a tensor element is converted through int64,
+whatever the tensor's dtype: `buf[i] = 2**63 + 5` raises `Overflow when unpacking long long`
+on a uint64 tensor too (pytorch issue 191458; measured on 2.13.0, fixed in 2.14.1). On a
+signed or narrow tensor any scalar write of an address >= 2**63 fails or wraps. Writes through
+the numpy view (`buf.numpy()[i] = addr`, `CpuGpuBuffer.np[i] = addr`) and
+`torch.tensor(list, dtype=torch.uint64)` handle the full range on every release.
 
 ## Example
 ```python
@@ -48,8 +50,8 @@ No automatic fix: the right remedy (a numpy view, or building the tensor from a 
 on the surrounding code.
 
 ## Options
-- `torch-version`: the oldest torch the code supports; the rule is skipped once every
-  supported release converts Python ints without the int64 detour.
+- `torch-version`: the oldest torch the code supports; the rule is skipped when it is
+  2.14.1 or newer (every supported release then stores Python ints without the int64 detour).
 - `buffer-factories` (see PTR001).
 """
     VALID = (
@@ -75,8 +77,8 @@ on the surrounding code.
                 continue
             what = "`fill_()`" if write.how == "fill_" else "element assignment"
             message = (
-                f"pointer value written into a torch tensor by {what}: torch converts Python ints through int64, "
-                "so addresses >= 2**63 raise even on uint64 tensors; write through the numpy view "
-                "(`.numpy()` / `.np`) or build the tensor from a list with dtype=torch.uint64"
+                f"pointer value written into a torch tensor by {what} of a Python int: torch before 2.14.1 "
+                "converts it through int64, so addresses >= 2**63 raise even on uint64 tensors; write through "
+                "the numpy view (`.numpy()` / `.np`) or build the tensor from a list with dtype=torch.uint64"
             )
             yield Diagnostic(write.report_node, message, None, False, "", value.evidence)

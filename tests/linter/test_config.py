@@ -134,3 +134,9 @@ def test_nearest_pyproject_with_table_wins(ptrlint, tmp_path):
     (sub / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # no table: keep looking upwards
     (sub / "mod.py").write_text(BUGGY)
     assert ptrlint("--no-cache", "mod.py", cwd=sub).code == 0
+
+
+def test_torch_version_with_the_measured_release(ptrlint, tmp_path):
+    source = "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = t.data_ptr()\n"
+    assert codes(ptrlint, project(tmp_path, 'torch-version = "2.14"', {"m.py": source})) == ["m.py:PTR005"]
+    assert codes(ptrlint, project(tmp_path, 'torch-version = "2.14.1"', {"m.py": source})) == []
