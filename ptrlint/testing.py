@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 import tokenize
 
 OLD_DTYPE_TOKENS = {
@@ -27,11 +28,14 @@ def only_dtype_edits(before: bytes, after: bytes) -> str | None:
     """None when every token-level change is a dtype/ctypes token or a needed name; else a reason."""
     a, b = tokens(before), tokens(after)
     alias_names = {s for t, s in a if t == tokenize.NAME}
+    # `from torch import long as i64`: the alias spells a dtype too, so replacing it is a dtype edit
+    dtype_aliases = {a[i + 2][1] for i in range(len(a) - 2)
+                     if a[i][1] in OLD_DTYPE_TOKENS and a[i + 1][1] == "as" and a[i + 2][0] == tokenize.NAME}
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op == "equal":
             continue
         for _t, s in a[i1:i2]:
-            if s not in OLD_DTYPE_TOKENS and s not in ("(", ")") and not _dtype_string(s):
+            if s not in OLD_DTYPE_TOKENS and s not in dtype_aliases and s not in ("(", ")") and not _dtype_string(s):
                 return f"removed {s!r}"
         for t, s in b[j1:j2]:
             if s in NEW_TOKENS or s.strip("'\"") == "uint64" or (t == tokenize.NAME and s in alias_names):
@@ -42,3 +46,18 @@ def only_dtype_edits(before: bytes, after: bytes) -> str | None:
 
 def _dtype_string(s: str) -> bool:
     return len(s) >= 2 and s[0] in "'\"" and s.strip("'\"") in OLD_DTYPE_TOKENS | {"i8", "<i8", "i4", "f8", "f4"}
+
+
+_MARKER = re.compile(r"#\s*expect:\s*(PTR\d{3}(?:\s*,\s*PTR\d{3})*)\s*")
+
+
+def expected_markers(text: str) -> list[tuple[int, str]]:
+    """``(line, code)`` for every ``# expect: PTR001[,PTR002]`` comment (the corpus marker format)."""
+    out: list[tuple[int, str]] = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT and "expect:" in tok.string:
+            match = _MARKER.fullmatch(tok.string)
+            if match is None:
+                raise ValueError(f"malformed marker on line {tok.start[0]}: {tok.string!r}")
+            out.extend((tok.start[0], code.strip()) for code in match.group(1).split(","))
+    return out

@@ -13,6 +13,19 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
 
 
+def needs_shared(path: Path) -> None:
+    """Skip (naming the missing path) when ``path`` under ../shared is absent; fail instead under CI.
+
+    A user's clone has no ../shared beside it; CI has, and sets PTRLINT_REQUIRE_SHARED=1 so that
+    the corpus and schema tests can never be skipped there by accident.
+    """
+    if path.exists():
+        return
+    if os.environ.get("PTRLINT_REQUIRE_SHARED"):
+        pytest.fail(f"{path} is missing, but PTRLINT_REQUIRE_SHARED is set")
+    pytest.skip(f"{path} is not beside this checkout (the shared corpus and data live outside the repository)")
+
+
 @dataclass
 class Run:
     code: int

@@ -6,13 +6,11 @@ import shlex
 import subprocess
 import sys
 
-import pytest
-
-from ..conftest import CORPUS
+from ..conftest import CORPUS, needs_shared
 
 
-@pytest.mark.skipif(not (CORPUS / "check.py").is_file(), reason="../shared/corpus is not beside this checkout")
 def test_public_corpus_passes_exactly():
+    needs_shared(CORPUS / "check.py")
     cmd = shlex.join([sys.executable, "-m", "ptrlint"])
     proc = subprocess.run(
         [sys.executable, str(CORPUS / "check.py"), "--cmd", cmd], capture_output=True, text=True, timeout=600
