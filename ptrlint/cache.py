@@ -25,6 +25,9 @@ CACHEDIR_TAG = (
 )
 
 
+CACHE_FORMAT = "2"  # bump when the stored findings change shape (2: fixes carry intents)
+
+
 class Cache:
     def __init__(self, directory: str) -> None:
         self.directory = directory
@@ -33,6 +36,7 @@ class Cache:
     def key(data: bytes, settings: "Settings") -> str:
         h = hashlib.sha256()
         h.update(__version__.encode())
+        h.update(CACHE_FORMAT.encode())
         h.update(settings.config.fingerprint().encode())
         h.update(",".join(sorted(settings.enabled)).encode())
         h.update(b"\0")

@@ -113,6 +113,7 @@ def _main(argv: list[str]) -> int:
         unsafe_fixes=args.unsafe_fixes,
         diff=args.diff,
         cache_dir=cache_dir,
+        render_edits=args.format in ("json", "sarif"),  # these formats carry each fix's edits
     )
 
     if use_stdin:

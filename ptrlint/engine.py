@@ -5,6 +5,7 @@ Nothing here prints or parses command lines; :mod:`ptrlint.cli` does that.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import fnmatch
 import io
@@ -18,18 +19,16 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
-
+from .analysis.names import AnalysisOptions, NamePatterns
+from .analysis.source import SourceMap
+from .analysis.values import collect
 from .cache import Cache
 from .config import DEFAULT_POINTER_NAMES, Config
-from .fix import FileChangedError, apply_fixes, write_atomic
-from .model import Edit, FileError, FileResult, Finding, Fix, Related
+from .model import FileError, FileResult, Finding, Fix, Related
 from .names import prefilter_regex
-from .pointers import AnalysisOptions, NamePatterns, collect
+from .rewrite.apply import FileChangedError, apply_fixes, write_atomic
 from .rules import ALL_RULES, RULES_BY_CODE
 from .rules.base import RuleContext
-from .sourcemap import SourceMap
 from .suppression import is_suppressed
 
 MAX_FIX_ITERATIONS = 10
@@ -70,6 +69,7 @@ class Settings:
     diff: bool = False
     cache_dir: str | None = None
     prefilter: bool = True
+    render_edits: bool = False  # fill in every fix's text edits (JSON/SARIF output, LSP): costs a libcst parse
 
     @property
     def fixing(self) -> bool:
@@ -123,88 +123,84 @@ def analysis_options(config: Config) -> AnalysisOptions:
     )
 
 
-_BRACKETS = re.compile(r"[()\[\]{}]")
-MAX_NESTING = 200  # CPython's own limit for nested brackets; libcst's native parser crashes far beyond it
+class ParseError(Exception):
+    """A file that CPython cannot parse (reported as E999, exit 2; never rewritten)."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
 
 
-def _nesting_depth(text: str) -> int:
-    depth = deepest = 0
-    for match in _BRACKETS.finditer(text):
-        if match.group() in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
-
-
-def parse(text: str) -> cst.Module:
-    """libcst parse, behind CPython's parser for pathological nesting (which kills libcst's process)."""
-    if _nesting_depth(text) > MAX_NESTING:  # brackets in strings count too: only then ask CPython
-        try:
-            compile(text, "<ptrlint>", "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
-        except (SyntaxError, ValueError) as exc:
-            raise cst.ParserSyntaxError(
-                f"{getattr(exc, 'msg', exc)} (checked with CPython's parser)", lines=text.splitlines(),
-                raw_line=getattr(exc, "lineno", 1) or 1, raw_column=max(0, (getattr(exc, "offset", 1) or 1) - 1),
-            ) from exc
-        except (RecursionError, MemoryError) as exc:
-            raise RecursionError("nesting too deep for Python's parser") from exc
-    return cst.parse_module(text)
+def parse(text: str) -> ast.Module:
+    """CPython's parser; pathological nesting (RecursionError/MemoryError) is a parse error too."""
+    try:
+        return ast.parse(text)
+    except SyntaxError as exc:
+        raise ParseError(f"syntax error: {exc.msg}", exc.lineno or 0, exc.offset or 0) from exc
+    except (RecursionError, MemoryError) as exc:
+        raise ParseError("too deeply nested for Python's parser") from exc
+    except ValueError as exc:  # e.g. a NUL byte in the source
+        raise ParseError(f"cannot parse: {exc}") from exc
 
 
 def analyse(text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
-    """Findings of one decoded source text (raises cst.ParserSyntaxError)."""
-    module = parse(text)
+    """Findings of one decoded source text, with fix intents (raises ParseError)."""
+    return analyse_tree(parse(text), text, path, config, enabled)
+
+
+def analyse_tree(module: ast.Module, text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
+    """Findings of a parsed module: one fact-collecting traversal, then every enabled rule queries it."""
     facts = collect(module, analysis_options(config))
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # positions only, resolved lazily
-    source = SourceMap(text, wrapper)
+    source = SourceMap(text)
     ctx = RuleContext(module=module, facts=facts, source=source, config=config)
     ignored = per_file_ignored(path, config)
     findings: list[Finding] = []
     for rule_cls in ALL_RULES:
         if rule_cls.code not in enabled or rule_cls.code in ignored:
             continue
-        rule = rule_cls()
-        for diag in rule.check(ctx):
-            span = source.range(diag.node)
-            if is_suppressed(rule_cls.code, source.comments(span.start.line)):
+        for diag in rule_cls().check(ctx):
+            start_line, start_column = source.line_column(diag.span[0])
+            if is_suppressed(rule_cls.code, source.comments(start_line)):
                 continue
+            end_line, end_column = source.line_column(diag.span[1])
             fix = None
-            if diag.edits is not None:
-                edits = diag.edits()
-                if edits:
-                    fix = Fix(diag.safe, tuple(sorted(_locate(source, e) for e in set(edits))), diag.fix_title)
-            related = tuple(
-                Related(source.range(node).start.line, source.range(node).start.column + 1, message)
-                for node, message in diag.evidence
-            )
-            findings.append(
-                Finding(
-                    path=path,
-                    line=span.start.line,
-                    column=span.start.column + 1,
-                    end_line=span.end.line,
-                    end_column=span.end.column + 1,
-                    code=rule_cls.code,
-                    name=rule_cls.name,
-                    message=diag.message,
-                    fix=fix,
-                    related=related,
-                )
-            )
+            if diag.intents is not None:
+                intents = diag.intents()
+                if intents:
+                    fix = Fix(diag.safe, tuple(sorted(set(intents))), diag.fix_title)
+            related = tuple(Related(*source.line_column(source.start(node)), message) for node, message in diag.evidence)
+            findings.append(Finding(path, start_line, start_column, end_line, end_column, rule_cls.code,
+                                    rule_cls.name, diag.message, fix, related))
     findings.sort(key=Finding.sort_key)
     return findings
 
 
-def _locate(source: SourceMap, edit: Edit) -> Edit:
-    def pos(offset: int) -> tuple[int, int]:
-        import bisect
+def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
+    """Fill in the text edits of every fix through the rewrite engine (one libcst parse of ``text``).
 
-        line = bisect.bisect_right(source.line_starts, offset)
-        return line, offset - source.column_base(line) + 1
+    A fix whose intents libcst cannot apply is dropped (the finding stays, without a fix).
+    """
+    intents = {i for f in findings if f.fix is not None and not f.fix.edits for i in f.fix.intents}
+    if not intents:
+        return findings
+    from .rewrite.render import render  # libcst is imported only by runs that apply or show fixes
 
-    return Edit(edit.start, edit.end, edit.text, pos(edit.start), pos(edit.end))
+    try:
+        edits = render(text, intents)
+    except Exception:  # noqa: BLE001 - libcst cannot parse what CPython accepted: no fixes for this file
+        edits = {}
+    out: list[Finding] = []
+    for finding in findings:
+        fix = finding.fix
+        if fix is not None and not fix.edits:
+            rendered = [edits.get(i) for i in fix.intents]
+            if all(e is not None for e in rendered):
+                fix = replace(fix, edits=tuple(sorted(set(rendered))))  # type: ignore[arg-type]
+            else:
+                fix = None
+            finding = replace(finding, fix=fix)
+        out.append(finding)
+    return out
 
 
 def per_file_ignored(path: str, config: Config) -> set[str]:
@@ -243,14 +239,17 @@ def process_text(text: str, path: str, settings: Settings) -> FileResult:
         if settings.prefilter and not prefilter(text, settings.config):
             return result
         findings = analyse(text, path, settings.config, settings.enabled)
+        final_text = text
         if settings.fixing and any(_applicable(f, settings) for f in findings):
             new_text, fixed, findings = fix_loop(text, path, settings, findings)
             if new_text != text:
-                result.new_text = new_text
+                result.new_text = final_text = new_text
                 result.fixed = fixed
+        if settings.render_edits:
+            findings = render_fixes(final_text, findings)
         result.findings = findings
-    except cst.ParserSyntaxError as exc:
-        result.error = FileError(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
+    except ParseError as exc:
+        result.error = FileError(path, exc.message, exc.line, exc.column)
     except RecursionError:
         result.error = FileError(path, "too deeply nested to analyse (recursion limit); file skipped")
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
@@ -267,13 +266,16 @@ def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding]) 
     """Apply fixes until none applies; every intermediate text must parse. Returns (text, fixed, remaining)."""
     fixed = 0
     for _ in range(MAX_FIX_ITERATIONS):
-        applicable = [f for f in findings if _applicable(f, settings)]
+        applicable = [f for f in render_fixes(text, [f for f in findings if _applicable(f, settings)]) if f.fix]
         if not applicable:
             break
         new_text, applied = apply_fixes(text, applicable)
         if applied == 0 or new_text == text:
             break
-        parse(new_text)  # a fix that breaks the syntax is a bug: raise rather than write it
+        try:
+            parse(new_text)  # a fix that breaks the syntax is a bug: never write it
+        except ParseError as exc:
+            raise RuntimeError(f"a fix produced invalid Python ({exc.message}); nothing was written") from exc
         text = new_text
         fixed += applied
         findings = analyse(text, path, settings.config, settings.enabled)
@@ -309,6 +311,8 @@ def quick_result(path: str, settings: Settings) -> FileResult | None:
     if settings.cache_dir:
         cached = Cache(settings.cache_dir).get(Cache.key(data, settings), path)
         if cached is not None and not (settings.fixing and any(_applicable(f, settings) for f in cached)):
+            if settings.render_edits:
+                cached = render_fixes(text, cached)
             return FileResult(path=path, findings=cached)
     return None
 

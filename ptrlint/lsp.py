@@ -22,7 +22,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from . import __version__
 from .config import Config, ConfigError, resolve_config
-from .engine import Settings, process_text, select_codes
+from .engine import Settings, process_text, render_fixes, select_codes
 from .model import Finding
 
 DEBOUNCE_SECONDS = 0.25
@@ -33,6 +33,7 @@ class PtrlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("ptrlint", __version__)
         self.findings: dict[str, list[Finding]] = {}
+        self.texts: dict[str, str] = {}  # the text each document's findings were computed on
         self.versions: dict[str, int] = {}
         self._configs: dict[str, tuple[Config, frozenset[str]]] = {}
 
@@ -69,6 +70,7 @@ def lint(ls: PtrlintServer, uri: str) -> None:
     result = process_text(document.source, path, settings)
     findings = result.findings if result.error is None else []
     ls.findings[uri] = findings
+    ls.texts[uri] = document.source
     lines = document.lines
     codec = document.position_codec
     diagnostics = [
@@ -129,6 +131,7 @@ async def did_change(ls: PtrlintServer, params: types.DidChangeTextDocumentParam
 def did_close(ls: PtrlintServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.findings.pop(uri, None)
+    ls.texts.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -142,6 +145,8 @@ def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types
     lines, codec = document.lines, document.position_codec
     actions: list[types.CodeAction] = []
     wanted = params.range
+    if ls.texts.get(uri) != document.source:
+        return actions  # edited since the last lint: fresh diagnostics (and fixes) follow the debounce
     for diagnostic in params.context.diagnostics:
         if diagnostic.source != SOURCE or not isinstance(diagnostic.data, dict):
             continue
@@ -151,6 +156,9 @@ def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types
             continue
         finding = findings[index]
         if finding.fix is None or not _overlaps(diagnostic.range, wanted):
+            continue
+        finding = render_fixes(document.source, [finding])[0]  # the rewrite engine runs only here
+        if finding.fix is None:
             continue
         edits = [
             types.TextEdit(range=_range(lines, e.location, e.end_location, codec), new_text=e.text)

@@ -41,21 +41,57 @@ class Edit:
         )
 
 
-@dataclass(frozen=True)
-class Fix:
-    safe: bool
-    edits: tuple[Edit, ...]
-    title: str = ""
+@dataclass(frozen=True, order=True)
+class Intent:
+    """One step of a fix, in terms of the syntax tree; the rewrite engine (libcst) applies it by position.
+
+    ``start``/``end`` are the character offsets of the node it targets, as the ast engine saw it:
+    - ``rename_attribute``: the Attribute ``th.long`` gets the name ``value`` (``th.uint64``);
+    - ``replace_name``: the Name ``i64`` becomes the expression ``value`` (``uint64``, ``np.uint64``);
+    - ``replace_string``: the string ``"int64"`` gets the body ``value``, keeping prefix and quotes;
+    - ``append_keyword``: the Call gets the keyword argument ``value`` (``dtype=torch.uint64``) last,
+      laid out like its other arguments (own line before a trailing comma);
+    - ``replace_method_call``: ``x.long()`` becomes ``x.to(value)``;
+    - ``add_import_name``: the ImportFrom gets the name ``value`` appended.
+    """
+
+    start: int
+    end: int
+    action: str
+    value: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"safe": self.safe, "title": self.title, "edits": [e.to_json() for e in self.edits]}
+        return {"action": self.action, "start": self.start, "end": self.end, "value": self.value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Intent":
+        return cls(int(data["start"]), int(data["end"]), str(data["action"]), str(data["value"]))
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix: intents (decided by the analysis) and, once rendered by the rewrite engine, text edits."""
+
+    safe: bool
+    intents: tuple[Intent, ...]
+    title: str = ""
+    edits: tuple[Edit, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "safe": self.safe,
+            "title": self.title,
+            "edits": [e.to_json() for e in self.edits],
+            "intents": [i.to_json() for i in self.intents],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Fix":
         return cls(
             safe=bool(data["safe"]),
             title=str(data.get("title", "")),
-            edits=tuple(Edit.from_json(e) for e in data["edits"]),
+            intents=tuple(Intent.from_json(i) for i in data.get("intents", [])),
+            edits=tuple(Edit.from_json(e) for e in data.get("edits", [])),
         )
 
 

@@ -18,10 +18,12 @@ def test_import_ptrlint_is_light():
     assert "torch" not in mods and "libcst" not in mods and "numpy" not in mods
 
 
-def test_linting_never_imports_torch():
-    mods = _modules_after("from ptrlint.cli import main\nmain(['--no-cache', '--exit-zero', '--jobs', '1', 'examples'])")
-    assert "libcst" in mods
-    assert "torch" not in mods and "numpy" not in mods
+def test_linting_never_imports_torch_and_needs_libcst_only_for_fixes():
+    lint = _modules_after("from ptrlint.cli import main\nmain(['--no-cache', '--exit-zero', '--jobs', '1', 'examples'])")
+    assert "torch" not in lint and "numpy" not in lint
+    assert "libcst" not in lint, "the analysis runs on ast; libcst is the rewrite engine only"
+    diff = _modules_after("from ptrlint.cli import main\nmain(['--no-cache', '--diff', '--jobs', '1', 'examples'])")
+    assert "libcst" in diff and "torch" not in diff
 
 
 def test_runtime_never_imports_libcst():
@@ -45,7 +47,8 @@ def test_built_wheel_ships_the_runtime_under_ptrlint(tmp_path):
     wheel = next(tmp_path.glob("ptrlint-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("ptrlint/runtime/__init__.py", "ptrlint/runtime/guard.py", "ptrlint/runtime/_triton_kernel.py",
-                     "ptrlint/rules/signed_pointer_dtype.py", "ptrlint/cli.py"):
+                     "ptrlint/rules/signed_pointer_dtype.py", "ptrlint/cli.py", "ptrlint/analysis/facts.py",
+                     "ptrlint/rewrite/render.py"):
         assert required in names
     assert not any(n.startswith(("runtime/", "tests/", "benchmarks/")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

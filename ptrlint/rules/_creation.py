@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Iterator
 
-import libcst as cst
-
-from ..fixes import insert_keyword, replace_dtype, spell
-from ..model import Edit
+from ..analysis.facts import Creation
+from ..analysis.values import Value
+from ..fixes import append_keyword, replace_dtype, spell
+from ..model import Intent
 from ..names import IMPLICIT_DTYPE_CALLS, DtypeClass, classify_builtin_dtype, classify_qualified_dtype, classify_string_dtype
-from ..pointers import Creation, Value
 from .base import Diagnostic, RuleContext
 
 
@@ -26,16 +26,13 @@ def classify_dtype(ctx: RuleContext, creation: Creation) -> DtypeInfo | None:
     dtype = creation.dtype
     if dtype is None:
         return None
-    if isinstance(dtype, cst.SimpleString):
-        try:
-            text = dtype.evaluated_value
-        except Exception:  # noqa: BLE001
-            return None
+    if isinstance(dtype, ast.Constant):
+        text = dtype.value
         if not isinstance(text, str):
             return None
         cls = classify_string_dtype(text)
         return DtypeInfo(cls, creation.library or "numpy", f"str:{text}") if cls else None
-    if isinstance(dtype, (cst.Name, cst.Attribute)):
+    if isinstance(dtype, (ast.Name, ast.Attribute)):
         for qname in sorted(ctx.facts.c.qualified_names(dtype)):
             if qname.startswith("builtins."):
                 cls = classify_builtin_dtype(qname.rpartition(".")[2])
@@ -64,11 +61,11 @@ def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evid
     library = info.library
     safe, why = ctx.fix_safety(creation)
 
-    def edits() -> list[Edit] | None:
+    def intents() -> list[Intent] | None:
         return replace_dtype(ctx.module, ctx.source, dtype, library, creation.scope, info.qname)
 
     title = "Use an unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-    return Diagnostic(dtype, message, edits, safe, title, evidence.evidence)
+    return Diagnostic(ctx.span(dtype), message, intents, safe, title, evidence.evidence)
 
 
 def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Value, message: str) -> Diagnostic | None:
@@ -78,10 +75,10 @@ def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Val
     library = creation.library or "torch"
     safe, why = ctx.fix_safety(creation)
 
-    def edits() -> list[Edit] | None:
+    def intents() -> list[Intent] | None:
         func = call.func
         prefer = None
-        if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute)):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
             # spell it like the callee: th.tensor -> th.uint64, numpy.array -> numpy.uint64
             if f"{library}" in {q.rpartition('.')[0] for q in ctx.facts.c.qualified_names(func)}:
                 prefer = ctx.code(func.value)
@@ -89,10 +86,10 @@ def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Val
         if spelled is None:
             return None
         text, imports = spelled
-        inserted = insert_keyword(ctx.source, call, f"dtype={text}")
+        inserted = append_keyword(ctx.source, call, f"dtype={text}")
         if inserted is None:
             return None
         return [*inserted, *imports]
 
     title = "Add an explicit unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-    return Diagnostic(call.func, message, edits, safe, title, evidence.evidence)
+    return Diagnostic(ctx.span(call.func), message, intents, safe, title, evidence.evidence)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast
+from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable
 
-import libcst as cst
-
+from ..analysis.facts import Creation
+from ..analysis.source import SourceMap, Span
+from ..analysis.values import Evidence, ModuleFacts
 from ..config import Config
-from ..model import Edit
-from ..pointers import Creation, Evidence, ModuleFacts
-from ..sourcemap import SourceMap
+from ..model import Intent
 
 
 @dataclass(frozen=True)
@@ -25,11 +25,11 @@ class Invalid:
 
 @dataclass
 class Diagnostic:
-    """A finding before positions are attached: the rule says where (a node) and why."""
+    """A finding before positions are attached: the rule says where (a span) and why."""
 
-    node: cst.CSTNode
+    span: Span
     message: str
-    edits: Callable[[], list[Edit] | None] | None = None
+    intents: Callable[[], list[Intent] | None] | None = None
     safe: bool = True
     fix_title: str = ""
     evidence: Evidence = ()
@@ -37,14 +37,16 @@ class Diagnostic:
 
 @dataclass
 class RuleContext:
-    module: cst.Module
+    module: ast.Module
     facts: ModuleFacts
     source: SourceMap
     config: Config
-    _imports_cache: dict[str, object] = field(default_factory=dict)
 
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+    def code(self, node: ast.AST) -> str:
+        return self.source.segment(node)
+
+    def span(self, node: ast.AST) -> Span:
+        return self.source.span(node)
 
     def creation_target(self, creation: Creation) -> str:
         if creation.target_name:
@@ -57,7 +59,7 @@ class RuleContext:
         if not uses:
             return True, ""
         node, why = uses[0]
-        line = self.source.line_of(node)
+        line = node.lineno  # type: ignore[attr-defined]
         return False, f"{why} on line {line} may not support uint64"
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+import ast
+from typing import Callable, Iterator
 
-import libcst as cst
-
-from ..fixes import import_name_edits
-from ..model import Edit
+from ..analysis.facts import CtypesCall
+from ..analysis.values import Kind
+from ..fixes import import_name_intents
+from ..model import Intent
 from ..names import CTYPES_NARROW, CTYPES_SIGNED64
-from ..pointers import CtypesCall, Kind
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -77,19 +77,20 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
             safe = call.ctype in CTYPES_SIGNED64
             effect = "wraps addresses >= 2**63 to negative" if safe else "truncates the address"
             message = f"pointer value wrapped in signed ctypes `{call.ctype}`, which {effect}; use `c_uint64` or `c_void_p`"
-            yield Diagnostic(call.call, message, self._edits(ctx, call), safe, "Use c_uint64", value.evidence)
+            yield Diagnostic(ctx.span(call.call), message, self._intents(ctx, call), safe, "Use c_uint64", value.evidence)
 
     @staticmethod
-    def _edits(ctx: RuleContext, call: CtypesCall):  # type: ignore[no-untyped-def]
-        def edits() -> list[Edit] | None:
+    def _intents(ctx: RuleContext, call: CtypesCall) -> Callable[[], list[Intent] | None]:
+        def intents() -> list[Intent] | None:
             func = call.call.func
-            if isinstance(func, cst.Attribute):
-                return [Edit(ctx.source.start(func.attr), ctx.source.end(func.attr), "c_uint64")]
-            if isinstance(func, cst.Name):
-                imports = import_name_edits(ctx.module, ctx.source, "ctypes", "c_uint64", call.scope)
+            start, end = ctx.span(func)
+            if isinstance(func, ast.Attribute):
+                return [Intent(start, end, "rename_attribute", "c_uint64")]
+            if isinstance(func, ast.Name):
+                imports = import_name_intents(ctx.module, ctx.source, "ctypes", "c_uint64", call.scope)
                 if imports is None:
                     return None
-                return [Edit(ctx.source.start(func), ctx.source.end(func), "c_uint64"), *imports]
+                return [Intent(start, end, "replace_name", "c_uint64"), *imports]
             return None
 
-        return edits
+        return intents

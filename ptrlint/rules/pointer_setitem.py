@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..pointers import Kind
+import ast
+
+from ..analysis.values import Kind
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 # torch unpacked Python ints through int64 in tensor setitem (pytorch issue 191458). Measured:
@@ -81,4 +83,6 @@ on the surrounding code.
                 "converts it through int64, so addresses >= 2**63 raise even on uint64 tensors; write through "
                 "the numpy view (`.numpy()` / `.np`) or build the tensor from a list with dtype=torch.uint64"
             )
-            yield Diagnostic(write.report_node, message, None, False, "", value.evidence)
+            node = write.node
+            span = ctx.source.attribute_name_span(node) if isinstance(node, ast.Attribute) else ctx.span(node)
+            yield Diagnostic(span, message, None, False, "", value.evidence)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+import ast
+from typing import Callable, Iterator
 
-import libcst as cst
-
-from ..fixes import replace_dtype, spell
-from ..model import Edit
-from ..pointers import Cast
+from ..analysis.facts import Cast
+from ..fixes import replace_dtype, replace_method_call, spell
+from ..model import Intent
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -84,25 +83,25 @@ applied only with `--unsafe-fixes`.
                 f"`{spelled}` converts memory addresses to a signed integer: addresses >= 2**63 {wraps}; "
                 "keep them uint64 (or reinterpret explicitly with `.view(...)`)"
             )
-            yield Diagnostic(cast.report_node, message, self._edits(ctx, cast), False,
-                             "Convert to uint64 instead", value.evidence)
+            func = cast.call.func
+            span = ctx.source.attribute_name_span(func) if cast.method is not None and isinstance(func, ast.Attribute) \
+                else ctx.span(func)
+            yield Diagnostic(span, message, self._intents(ctx, cast), False, "Convert to uint64 instead", value.evidence)
 
     @staticmethod
-    def _edits(ctx: RuleContext, cast: Cast):  # type: ignore[no-untyped-def]
-        def edits() -> list[Edit] | None:
+    def _intents(ctx: RuleContext, cast: Cast) -> Callable[[], list[Intent] | None]:
+        def intents() -> list[Intent] | None:
             library = cast.dtype_qname.partition(".")[0]
             if cast.method in ("long", "int", "short"):
                 spelled = spell(ctx.module, ctx.source, "torch", cast.scope, "uint64")
                 if spelled is None:
                     return None
                 text, imports = spelled
-                func = cast.call.func
-                assert isinstance(func, cst.Attribute)
-                return [Edit(ctx.source.start(func.attr), ctx.source.end(cast.call), f"to({text})"), *imports]
+                return [*replace_method_call(ctx.source, cast.call, text), *imports]
             if cast.dtype is None:
                 return None
             if library == "builtins":
                 library = "numpy" if cast.method == "astype" else "torch"
             return replace_dtype(ctx.module, ctx.source, cast.dtype, library, cast.scope, cast.dtype_qname)
 
-        return edits
+        return intents

@@ -30,8 +30,8 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from .scopes import LiteScope
-from .names import (
+from ..analysis.scopes import LiteScope
+from ..names import (
     CREATION_CALLS,
     FILL_VALUE_INDEX,
     PASSTHROUGH_METHODS,
@@ -291,6 +291,8 @@ class FactCollector(cst.CSTVisitor):
         return ("r", id(scope), node.value)
 
     def key_of(self, node: cst.BaseExpression) -> Key | None:
+        if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+            return None  # constants, not storage (libcst spells them as names; ast as Constant)
         if isinstance(node, cst.Name):
             return self.name_key(node)
         if isinstance(node, cst.Attribute):

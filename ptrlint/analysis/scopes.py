@@ -1,4 +1,4 @@
-"""A lightweight model of Python scopes, built during the single fact-collecting traversal.
+"""A lightweight model of Python scopes, built during the single fact-collecting traversal (on ast).
 
 libcst's ScopeProvider answers the same questions (which scope binds a name, what an imported
 name's qualified name is) but costs about three times the parse; this model costs a set insert

@@ -1,0 +1,84 @@
+"""What a rule is, and the context it queries. Rules never print and never touch files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Iterable
+
+import libcst as cst
+
+from ...config import Config
+from ...model import Edit
+from ..pointers import Creation, Evidence, ModuleFacts
+from ..sourcemap import SourceMap
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag; ``fixed`` is the exact source after the fix (None: no fix)."""
+
+    code: str
+    fixed: str | None = None
+    unsafe: bool = False  # the fix is applied only with --unsafe-fixes
+    count: int = 1  # how many findings of this rule the example gives
+
+
+@dataclass
+class Diagnostic:
+    """A finding before positions are attached: the rule says where (a node) and why."""
+
+    node: cst.CSTNode
+    message: str
+    edits: Callable[[], list[Edit] | None] | None = None
+    safe: bool = True
+    fix_title: str = ""
+    evidence: Evidence = ()
+
+
+@dataclass
+class RuleContext:
+    module: cst.Module
+    facts: ModuleFacts
+    source: SourceMap
+    config: Config
+    _imports_cache: dict[str, object] = field(default_factory=dict)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def creation_target(self, creation: Creation) -> str:
+        if creation.target_name:
+            return f"`{creation.target_name}`"
+        return "this buffer"
+
+    def fix_safety(self, creation: Creation) -> tuple[bool, str]:
+        """Safe unless the analysed scope applies an operation uint64 tensors lack to the buffer."""
+        uses = self.facts.unsafe_uses(creation.key)
+        if not uses:
+            return True, ""
+        node, why = uses[0]
+        line = self.source.line_of(node)
+        return False, f"{why} on line {line} may not support uint64"
+
+
+class Rule:
+    """Base class. Subclasses set the metadata below and implement :meth:`check`.
+
+    Docs follow ruff's fixed sections; the registry test enforces them.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    doc: ClassVar[str]
+    fix_availability: ClassVar[str]  # "safe", "unsafe", "sometimes" or "none"
+    VALID: ClassVar[tuple[str, ...]]
+    INVALID: ClassVar[tuple[Invalid, ...]]
+
+    def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    @classmethod
+    def explain(cls) -> str:
+        header = f"{cls.code} ({cls.name})\n\n{cls.summary}\n\nFix: {cls.fix_availability}\n"
+        return header + "\n" + cls.doc.strip() + "\n"

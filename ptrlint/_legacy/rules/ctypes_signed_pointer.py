@@ -1,0 +1,95 @@
+"""PTR006 ctypes-signed-pointer."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ..fixes import import_name_edits
+from ...model import Edit
+from ...names import CTYPES_NARROW, CTYPES_SIGNED64
+from ..pointers import CtypesCall, Kind
+from .base import Diagnostic, Invalid, Rule, RuleContext
+
+
+class CtypesSignedPointer(Rule):
+    code = "PTR006"
+    name = "ctypes-signed-pointer"
+    summary = "Pointer value wrapped in a signed (or narrow) ctypes integer"
+    fix_availability = "sometimes (safe for 64-bit types, unsafe for narrower ones)"
+    doc = """
+## What it does
+Flags a pointer value passed to `ctypes.c_long`, `c_int64`, `c_longlong`, `c_ssize_t`, or a
+narrower ctypes integer such as `c_int`.
+
+## Why is this bad?
+`c_int64(addr)` silently wraps an address >= 2**63 to a negative number, and the C side gets
+a sign-extended value when it is widened or compared. `c_int` truncates to 32 bits today.
+Addresses belong in `ctypes.c_void_p` or `ctypes.c_uint64`.
+
+## Example
+```python
+lib.copy(ctypes.c_int64(src.data_ptr()), ctypes.c_size_t(n))
+```
+
+## Use instead
+```python
+lib.copy(ctypes.c_uint64(src.data_ptr()), ctypes.c_size_t(n))
+```
+
+## Fix safety
+`c_long`/`c_int64`/`c_longlong`/`c_ssize_t` -> `c_uint64` is safe (same width). For 32-bit and
+narrower types the fix changes the width passed to the foreign function, so it is unsafe.
+A from-imported name gets `c_uint64` appended to the same `from ctypes import ...`.
+
+## Options
+- `pointer-functions` (see PTR001).
+"""
+    VALID = (
+        "import ctypes\nctypes.c_void_p(t.data_ptr())\n",
+        "import ctypes\nctypes.c_uint64(t.data_ptr())\n",
+        "import ctypes\nctypes.c_int(n)\n",
+    )
+    INVALID = (
+        Invalid(
+            "import ctypes\nctypes.c_int64(t.data_ptr())\n",
+            "import ctypes\nctypes.c_uint64(t.data_ptr())\n",
+        ),
+        Invalid(
+            "from ctypes import c_longlong\naddr = buf.ctypes.data\nc_longlong(addr)\n",
+            "from ctypes import c_longlong, c_uint64\naddr = buf.ctypes.data\nc_uint64(addr)\n",
+        ),
+        Invalid(
+            "import ctypes\nctypes.c_int(t.data_ptr())\n",
+            "import ctypes\nctypes.c_uint64(t.data_ptr())\n",
+            unsafe=True,
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for call in ctx.facts.c.ctypes_calls:
+            if call.ctype not in CTYPES_SIGNED64 and call.ctype not in CTYPES_NARROW:
+                continue
+            value = ctx.facts.kind(call.arg)
+            if value is None or value.kind is not Kind.SCALAR:
+                continue
+            safe = call.ctype in CTYPES_SIGNED64
+            effect = "wraps addresses >= 2**63 to negative" if safe else "truncates the address"
+            message = f"pointer value wrapped in signed ctypes `{call.ctype}`, which {effect}; use `c_uint64` or `c_void_p`"
+            yield Diagnostic(call.call, message, self._edits(ctx, call), safe, "Use c_uint64", value.evidence)
+
+    @staticmethod
+    def _edits(ctx: RuleContext, call: CtypesCall):  # type: ignore[no-untyped-def]
+        def edits() -> list[Edit] | None:
+            func = call.call.func
+            if isinstance(func, cst.Attribute):
+                return [Edit(ctx.source.start(func.attr), ctx.source.end(func.attr), "c_uint64")]
+            if isinstance(func, cst.Name):
+                imports = import_name_edits(ctx.module, ctx.source, "ctypes", "c_uint64", call.scope)
+                if imports is None:
+                    return None
+                return [Edit(ctx.source.start(func), ctx.source.end(func), "c_uint64"), *imports]
+            return None
+
+        return edits

@@ -1,0 +1,78 @@
+"""PTR002 implicit-pointer-dtype."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ._creation import missing_dtype_diagnostic, pointer_creations
+from .base import Diagnostic, Invalid, Rule, RuleContext
+
+
+class ImplicitPointerDtype(Rule):
+    code = "PTR002"
+    name = "implicit-pointer-dtype"
+    summary = "Pointer values passed to torch.tensor/np.array with no dtype (inferred as int64)"
+    fix_availability = "sometimes (safe unless the buffer meets arithmetic, ordering or reductions)"
+    doc = """
+## What it does
+Flags `torch.tensor`, `torch.as_tensor`, `np.array`, `np.asarray` (and friends) called on
+pointer values, or assigned to a pointer-named target, without a `dtype`.
+
+## Why is this bad?
+Without a dtype, torch and numpy infer int64 from Python ints. Addresses at or above 2**63 then
+raise `Overflow when unpacking long long` (torch) or silently become an object/uint64 array
+depending on the values (numpy): the dtype of the buffer changes with the machine it runs on.
+
+## Example
+```python
+ptrs = torch.tensor([t.data_ptr() for t in caches], device="cuda")
+```
+
+## Use instead
+```python
+ptrs = torch.tensor([t.data_ptr() for t in caches], device="cuda", dtype=torch.uint64)
+```
+
+## Fix safety
+The fix appends `dtype=<module>.uint64` as the last argument, spelled with the module alias
+of the callee (`th.tensor` -> `dtype=th.uint64`); in a multi-line call with a trailing comma it
+gets its own line. Safe unless the buffer meets arithmetic, ordering comparisons, reductions,
+`searchsorted`, `index_select` or `index_put_` in the analysed scope (uint64 lacks them).
+
+## Options
+- `pointer-names`, `lookalike-names`, `pointer-functions` (see PTR001).
+"""
+    VALID = (
+        "import torch\nranks = torch.as_tensor([w.shape[0] for w in ws])\n",
+        "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n",
+        "import torch\noffsets = torch.tensor([v.data_ptr() - base.data_ptr() for v in vs])\n",
+        "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], **opts)\n",
+    )
+    INVALID = (
+        Invalid(
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], device='cuda')\n",
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], device='cuda', dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs)\n",
+            "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs, dtype=np.uint64)\n",
+        ),
+        Invalid(
+            "import torch\npeer_ptrs = torch.as_tensor(raw)\n",
+            "import torch\npeer_ptrs = torch.as_tensor(raw, dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "from torch import tensor\nx = tensor(\n    [b.data_ptr() for b in bs],\n    device=d,\n)\n",
+            "from torch import tensor, uint64\nx = tensor(\n    [b.data_ptr() for b in bs],\n    device=d,\n    dtype=uint64,\n)\n",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for creation, evidence in pointer_creations(ctx):
+            message = (
+                f"{ctx.creation_target(creation)} holds memory addresses but has no dtype, so it is inferred as "
+                "signed int64 and addresses >= 2**63 overflow; pass an unsigned 64-bit dtype (uint64)"
+            )
+            diagnostic = missing_dtype_diagnostic(ctx, creation, evidence, message)
+            if diagnostic is not None:
+                yield diagnostic

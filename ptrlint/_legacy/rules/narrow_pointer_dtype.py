@@ -1,0 +1,78 @@
+"""PTR003 narrow-pointer-dtype."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ...names import DtypeClass
+from ._creation import classify_dtype, dtype_diagnostic, pointer_creations
+from .base import Diagnostic, Invalid, Rule, RuleContext
+
+
+class NarrowPointerDtype(Rule):
+    code = "PTR003"
+    name = "narrow-pointer-dtype"
+    summary = "Pointer-holding buffer with a dtype narrower than 64 bits, or floating point"
+    fix_availability = "sometimes (safe unless the buffer meets arithmetic, ordering or reductions)"
+    doc = """
+## What it does
+Flags a pointer-holding tensor or array created with `int32`, `uint32`, `int16`, `float32`,
+`float64`, `bfloat16` or any other dtype that cannot hold every 64-bit address.
+
+## Why is this bad?
+A 48-bit user-space address does not fit in 32 bits: vectorised casts truncate it silently.
+float64 is exact only below 2**53, so larger addresses come back rounded. Either way the
+kernel later dereferences a different address than the one stored.
+
+## Example
+```python
+ptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.int32)
+```
+
+## Use instead
+```python
+ptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.uint64)
+```
+
+## Fix safety
+The dtype token becomes uint64 (same spelling rules as PTR001). Safe unless the buffer meets
+arithmetic, ordering comparisons, reductions, `searchsorted`, `index_select` or `index_put_`.
+
+## Options
+- `pointer-names`, `lookalike-names`, `buffer-factories`, `pointer-functions` (see PTR001).
+"""
+    VALID = (
+        "import torch\nsizes = torch.tensor([b.nbytes for b in blocks], dtype=torch.int32)\n",
+        "import numpy as np\nnbytes = np.fromiter((b.nbytes for b in bs), dtype=np.uint32)\n",
+        "import torch\nkv_indptr = torch.zeros(9, dtype=torch.int32)\n",
+    )
+    INVALID = (
+        Invalid(
+            "import torch\nptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.int32)\n",
+            "import torch\nptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "import torch\nlocal = torch.tensor([b.data_ptr() for b in bs], dtype=torch.float64)\n",
+            "import torch\nlocal = torch.tensor([b.data_ptr() for b in bs], dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "import numpy as np\naddrs = np.fromiter((b.ctypes.data for b in bs), dtype=np.uint32)\n",
+            "import numpy as np\naddrs = np.fromiter((b.ctypes.data for b in bs), dtype=np.uint64)\n",
+        ),
+        Invalid(
+            "import torch\nclass R:\n    def f(self):\n        self.state_addrs = self._make_buffer(4, dtype=torch.int32)\n",
+            "import torch\nclass R:\n    def f(self):\n        self.state_addrs = self._make_buffer(4, dtype=torch.uint64)\n",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for creation, evidence in pointer_creations(ctx):
+            info = classify_dtype(ctx, creation)
+            if info is None or info.cls is not DtypeClass.NARROW:
+                continue
+            dtype_text = ctx.code(creation.dtype) if creation.dtype is not None else "?"
+            message = (
+                f"{ctx.creation_target(creation)} holds memory addresses but is created as `{dtype_text}`, which "
+                "truncates or rounds 64-bit addresses; use an unsigned 64-bit dtype (uint64)"
+            )
+            yield dtype_diagnostic(ctx, creation, info, evidence, message)

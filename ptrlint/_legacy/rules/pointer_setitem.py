@@ -1,0 +1,84 @@
+"""PTR005 pointer-setitem."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..pointers import Kind
+from .base import Diagnostic, Invalid, Rule, RuleContext
+
+# torch unpacked Python ints through int64 in tensor setitem (pytorch issue 191458). Measured:
+# torch 2.13.0 raises "Overflow when unpacking long long" for `uint64_tensor[i] = 2**63`;
+# torch 2.14.1 stores it exactly (2.14.0 was not available to check). The rule is skipped when
+# the configured oldest supported torch (`torch-version`) is at least this release.
+SETITEM_FIXED_IN: tuple[int, ...] | None = (2, 14, 1)
+
+
+class PointerSetitem(Rule):
+    code = "PTR005"
+    name = "pointer-setitem"
+    summary = "Pointer value written into a torch tensor element as a Python int"
+    fix_availability = "none"
+    doc = """
+## What it does
+Flags `buf[i] = t.data_ptr()` and `buf.fill_(t.data_ptr())` where `buf` is known to be a torch
+tensor (a torch creation call in the module, a `torch.Tensor` annotation, or the `.cpu`/`.gpu`
+tensor of a buffer factory), even when the buffer is uint64.
+
+## Why is this bad?
+Up to torch 2.14.0, a Python int written into a tensor element is converted through int64,
+whatever the tensor's dtype: `buf[i] = 2**63 + 5` raises `Overflow when unpacking long long`
+on a uint64 tensor too (pytorch issue 191458; measured on 2.13.0, fixed in 2.14.1). On a
+signed or narrow tensor any scalar write of an address >= 2**63 fails or wraps. Writes through
+the numpy view (`buf.numpy()[i] = addr`, `CpuGpuBuffer.np[i] = addr`) and
+`torch.tensor(list, dtype=torch.uint64)` handle the full range on every release.
+
+## Example
+```python
+self.host = torch.zeros(n, dtype=torch.uint64)
+self.host[i] = kv_cache.data_ptr()
+```
+
+## Use instead
+```python
+self.host_np = self.host.numpy()
+self.host_np[i] = kv_cache.data_ptr()
+```
+
+## Fix safety
+No automatic fix: the right remedy (a numpy view, or building the tensor from a list) depends
+on the surrounding code.
+
+## Options
+- `torch-version`: the oldest torch the code supports; the rule is skipped when it is
+  2.14.1 or newer (every supported release then stores Python ints without the int64 detour).
+- `buffer-factories` (see PTR001).
+"""
+    VALID = (
+        "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nview = buf.numpy()\nview[0] = t.data_ptr()\n",
+        "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = 0\n",
+        "def f(buf, t):\n    buf[0] = t.data_ptr()\n",
+        "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[:2] = torch.tensor([a.data_ptr(), b.data_ptr()], dtype=torch.uint64)\n",
+    )
+    INVALID = (
+        Invalid("import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = t.data_ptr()\n"),
+        Invalid("import torch\nbuf = torch.empty(4, dtype=torch.uint64)\nbuf.fill_(t.data_ptr())\n"),
+        Invalid("import torch\ndef f(buf: torch.Tensor, t):\n    buf[0] = t.data_ptr()\n"),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        if SETITEM_FIXED_IN is not None and ctx.config.torch_version_tuple >= SETITEM_FIXED_IN:
+            return
+        for write in ctx.facts.c.scalar_writes:
+            value = ctx.facts.kind(write.value)
+            if value is None or value.kind is not Kind.SCALAR:
+                continue
+            if not ctx.facts.is_torch_tensor(write.tensor):
+                continue
+            what = "`fill_()`" if write.how == "fill_" else "element assignment"
+            message = (
+                f"pointer value written into a torch tensor by {what} of a Python int: torch before 2.14.1 "
+                "converts it through int64, so addresses >= 2**63 raise even on uint64 tensors; write through "
+                "the numpy view (`.numpy()` / `.np`) or build the tensor from a list with dtype=torch.uint64"
+            )
+            yield Diagnostic(write.report_node, message, None, False, "", value.evidence)

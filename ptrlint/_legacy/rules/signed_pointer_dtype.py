@@ -1,0 +1,107 @@
+"""PTR001 signed-pointer-dtype."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ...names import DtypeClass
+from ._creation import classify_dtype, dtype_diagnostic, pointer_creations
+from .base import Diagnostic, Invalid, Rule, RuleContext
+
+
+class SignedPointerDtype(Rule):
+    code = "PTR001"
+    name = "signed-pointer-dtype"
+    summary = "Pointer-holding tensor or array created with a signed 64-bit dtype"
+    fix_availability = "sometimes (safe unless the buffer meets arithmetic, ordering or reductions)"
+    doc = """
+## What it does
+Flags a tensor or array that holds memory addresses (`data_ptr()`, `.ctypes.data`,
+`ctypes.addressof`, `__array_interface__["data"][0]`, ...) and is created with a signed 64-bit
+dtype: `torch.int64`, `torch.long`, `np.int64`, `np.intp`, `np.longlong`, `"int64"`, or `int`.
+
+## Why is this bad?
+Device addresses can exceed 2**63 - 1 (Intel XPU, some ROCm and unified-memory setups).
+`torch.tensor([2**63 + 5], dtype=torch.int64)` raises `Overflow when unpacking long long`, a
+numpy int64 store raises `OverflowError`, and a reinterpreting copy turns the address negative.
+The code works on every machine it was tested on and fails on the first one with high addresses.
+
+## Example
+```python
+ptrs = torch.tensor([t.data_ptr() for t in caches], dtype=torch.int64)
+```
+
+## Use instead
+```python
+ptrs = torch.tensor([t.data_ptr() for t in caches], dtype=torch.uint64)
+```
+
+## Fix safety
+The fix changes only the dtype token, spelled as the file spells it (`th.long` -> `th.uint64`,
+`"int64"` -> `"uint64"`, a from-imported `int64` -> `uint64` added to that import). It is safe
+unless the buffer (or its elements or slices) meets arithmetic, an ordering comparison, a
+reduction (`sum`/`max`/`min`), `searchsorted`, `index_select` or `index_put_` in the analysed
+scope: torch's uint64 lacks those kernels, so that fix is unsafe and applied only with
+`--unsafe-fixes`.
+
+## Options
+- `pointer-names`, `lookalike-names`: the name evidence patterns.
+- `buffer-factories`: extra creation calls that take `dtype=`.
+- `pointer-functions`: extra calls that return addresses.
+"""
+    VALID = (
+        "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n",
+        "import torch\nblock_ids = torch.tensor(ids, dtype=torch.int64)\n",
+        "import torch\nkv_indptr = torch.zeros(9, dtype=torch.int64)\n",
+        "import torch\nnum_ptrs = torch.zeros(4, dtype=torch.int64)\n",
+        "import torch\noffsets = torch.tensor([t.data_ptr() - base for t in ts], dtype=torch.int64)\n",
+        "def f(torch):\n    ptrs = torch.tensor(xs, dtype=torch.int64)\n",
+        "import torch\ndef f(dtype):\n    src_ptrs = torch.empty(4, dtype=dtype)\n",
+    )
+    INVALID = (
+        Invalid(
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n",
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "import torch as th\naddrs = [w.data_ptr() for w in ws]\ntable = th.tensor(addrs, dtype=th.long)\n",
+            "import torch as th\naddrs = [w.data_ptr() for w in ws]\ntable = th.tensor(addrs, dtype=th.uint64)\n",
+        ),
+        Invalid(
+            "from torch import int64 as i64, tensor\nrows = tensor([r.data_ptr() for r in rs], dtype=i64)\n",
+            "from torch import int64 as i64, tensor, uint64\nrows = tensor([r.data_ptr() for r in rs], dtype=uint64)\n",
+        ),
+        Invalid(
+            "import numpy\naddrs = numpy.array([a.ctypes.data for a in xs], dtype=numpy.intp)\n",
+            "import numpy\naddrs = numpy.array([a.ctypes.data for a in xs], dtype=numpy.uint64)\n",
+        ),
+        Invalid(
+            "import numpy as np\nbases = np.asarray([s.__array_interface__['data'][0] for s in segs], dtype='int64')\n",
+            "import numpy as np\nbases = np.asarray([s.__array_interface__['data'][0] for s in segs], dtype='uint64')\n",
+        ),
+        Invalid(
+            "import torch\nkv_cache_ptrs = torch.empty(8, dtype=torch.int64)\n",
+            "import torch\nkv_cache_ptrs = torch.empty(8, dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "import torch\ntable = torch.zeros(4, dtype=torch.int64)\nview = table.numpy()\nview[0] = x.data_ptr()\n",
+            "import torch\ntable = torch.zeros(4, dtype=torch.uint64)\nview = table.numpy()\nview[0] = x.data_ptr()\n",
+        ),
+        Invalid(
+            "import torch\nbase_ptrs = torch.tensor([k.data_ptr() for k in ks], dtype=torch.int64)\nv = base_ptrs + 8\n",
+            "import torch\nbase_ptrs = torch.tensor([k.data_ptr() for k in ks], dtype=torch.uint64)\nv = base_ptrs + 8\n",
+            unsafe=True,
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for creation, evidence in pointer_creations(ctx):
+            info = classify_dtype(ctx, creation)
+            if info is None or info.cls is not DtypeClass.SIGNED64:
+                continue
+            dtype_text = ctx.code(creation.dtype) if creation.dtype is not None else "int64"
+            message = (
+                f"{ctx.creation_target(creation)} holds memory addresses but is created as signed `{dtype_text}`: "
+                "addresses >= 2**63 overflow or turn negative; use an unsigned 64-bit dtype (uint64)"
+            )
+            yield dtype_diagnostic(ctx, creation, info, evidence, message)

@@ -1,0 +1,1 @@
+"""The evidence model on CPython's ast: source positions, scopes, facts (one traversal), queries."""

@@ -1,0 +1,243 @@
+"""The rewrite engine: fix intents applied on libcst's tree, turned into minimal text edits.
+
+libcst parses the file (only files that get a fix applied or shown pay for it); each intent
+finds its node by position (libcst's own positions, converted to character offsets), builds the
+changed node with libcst, and the edit is the part of the node's code that changed. Layout,
+comments and trailing commas are libcst's to keep: the new node is the old node with changes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Iterable
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState  # what Module.code_for_node uses, with an indent stack
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from ..model import Edit, Intent
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
+    "rename_attribute": (cst.Attribute,),
+    "replace_name": (cst.Name,),
+    "replace_string": (cst.SimpleString,),
+    "append_keyword": (cst.Call,),
+    "replace_method_call": (cst.Call,),
+    "add_import_name": (cst.ImportFrom,),
+}
+
+
+class RewriteError(Exception):
+    """An intent whose node is not where the analysis saw it (the fix is dropped, never guessed)."""
+
+
+class _Tree(cst.CSTVisitor):
+    """A file's libcst module, with the character offsets and block indentation of every node
+    an intent may target (one traversal)."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+    _KINDS = (cst.Attribute, cst.Name, cst.SimpleString, cst.Call, cst.ImportFrom)
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.module = cst.parse_module(text)
+        self.offsets = _Offsets(text)
+        self.by_span: dict[tuple[type, int, int], cst.CSTNode] = {}
+        self.indent_of: dict[int, str] = {}  # id(node) -> indentation of the block holding it
+        self._indents: list[str] = []
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self.positions = wrapper.resolve(PositionProvider)
+        wrapper.visit(self)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._indents.append(self.module.default_indent if node.indent is None else node.indent)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._indents.pop()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self._KINDS):
+            self.by_span.setdefault((type(node), *self.offsets.of(self.positions[node])), node)
+            self.indent_of[id(node)] = "".join(self._indents)
+        return super().on_visit(node)
+
+    def code(self, node: cst.CSTNode, indent: str) -> str:
+        """``node``'s code as the module prints it inside a block indented by ``indent``
+        (``Module.code_for_node`` prints continuation lines as if at the top level)."""
+        state = CodegenState(self.module.default_indent, self.module.default_newline, indent_tokens=[indent] if indent else [])
+        node._codegen(state)
+        return "".join(state.tokens)
+
+    def line_indent(self, node: cst.CSTNode) -> str:
+        """Leading whitespace of the physical line on which ``node`` starts."""
+        line = self.positions[node].start.line
+        start = self.offsets.starts[line - 1]
+        end = start
+        while end < len(self.text) and self.text[end] in " \t":
+            end += 1
+        return self.text[start:end]
+
+
+class _Offsets:
+    """libcst (line, column) -> character offsets. Like CPython's tokenizer, libcst restarts the
+    column after a form feed in a line's leading whitespace, so columns count from past it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+
+    def _base(self, line: int) -> int:
+        start = self.starts[line - 1]
+        i = base = start
+        while i < len(self.text) and self.text[i] in " \t\x0c":
+            if self.text[i] == "\x0c":
+                base = i + 1
+            i += 1
+        return base
+
+    def of(self, rng: CodeRange) -> tuple[int, int]:
+        return self._base(rng.start.line) + rng.start.column, self._base(rng.end.line) + rng.end.column
+
+
+def render(text: str, intents: Iterable[Intent]) -> dict[Intent, Edit | None]:
+    """The text edit of every intent (None where the intent cannot be applied). Raises
+    libcst.ParserSyntaxError when libcst cannot parse the file."""
+    wanted = sorted(set(intents))
+    if not wanted:
+        return {}
+    tree = _Tree(text)
+    out: dict[Intent, Edit | None] = {}
+    for intent in wanted:
+        try:
+            node = _find(tree, intent)
+            out[intent] = _edit(tree, intent, node, _apply(intent, node, tree))
+        except RewriteError:
+            out[intent] = None
+    return out
+
+
+def _find(tree: _Tree, intent: Intent) -> cst.CSTNode:
+    for kind in _TARGETS[intent.action]:
+        node = tree.by_span.get((kind, intent.start, intent.end))
+        if node is not None:
+            return node
+    raise RewriteError(f"no {intent.action} target at {intent.start}-{intent.end}")
+
+
+def _apply(intent: Intent, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    action = intent.action
+    if action == "rename_attribute":
+        assert isinstance(node, cst.Attribute)
+        return node.with_changes(attr=cst.Name(intent.value))
+    if action == "replace_name":
+        assert isinstance(node, cst.Name)
+        new = cst.parse_expression(intent.value)
+        return new.with_changes(lpar=node.lpar, rpar=node.rpar)
+    if action == "replace_string":
+        assert isinstance(node, cst.SimpleString)
+        return node.with_changes(value=f"{node.prefix}{node.quote}{intent.value}{node.quote}")
+    if action == "append_keyword":
+        assert isinstance(node, cst.Call)
+        return _append_keyword(node, intent.value, tree)
+    if action == "replace_method_call":
+        assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        return node.with_changes(
+            func=node.func.with_changes(attr=cst.Name("to")),
+            whitespace_before_args=cst.SimpleWhitespace(""),
+            args=[cst.Arg(cst.parse_expression(intent.value))],
+        )
+    if action == "add_import_name":
+        assert isinstance(node, cst.ImportFrom)
+        if isinstance(node.names, cst.ImportStar) or not node.names:
+            raise RewriteError("star import")
+        names = list(node.names)
+        last = names[-1]
+        names[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        names.append(cst.ImportAlias(name=cst.Name(intent.value), comma=last.comma))
+        return node.with_changes(names=names)
+    raise RewriteError(f"unknown intent {action!r}")
+
+
+def _append_keyword(call: cst.Call, text: str, tree: _Tree) -> cst.Call:
+    """``f(a, b)`` -> ``f(a, b, dtype=x)``; before a trailing comma on a line of its own, the new
+    argument gets its own line with the last argument's indentation, followed by a comma."""
+    keyword, _, value = text.partition("=")
+    args = list(call.args)
+    if not args:
+        raise RewriteError("a call without arguments")
+    last = args[-1]
+    new = cst.Arg(
+        value=cst.parse_expression(value),
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+    comma = last.comma
+    if isinstance(comma, cst.Comma):
+        after = comma.whitespace_after
+        if isinstance(after, cst.ParenthesizedWhitespace):
+            # `x,  # note\n)`: the new argument goes on its own line, indented like the last one
+            indent = tree.line_indent(last)
+            args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=after.with_changes(
+                indent=False, last_line=cst.SimpleWhitespace(indent))))
+            args.append(new.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+                first_line=cst.TrailingWhitespace(newline=cst.Newline()), indent=after.indent,
+                last_line=after.last_line))))
+        else:
+            args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=cst.SimpleWhitespace(" ")))
+            args.append(new.with_changes(whitespace_after_arg=after))
+    else:
+        args[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace("")
+        )
+        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+    return call.with_changes(args=args)
+
+
+def _edit(tree: _Tree, intent: Intent, node: cst.CSTNode, new: cst.CSTNode) -> Edit:
+    """The minimal edit inside ``node``'s code that turns it into ``new``'s code."""
+    text = tree.text
+    indent = tree.indent_of.get(id(node), "")
+    old_code = tree.code(node, indent)
+    new_code = tree.code(new, indent)
+    inner = text[intent.start:intent.end]
+    lead = old_code.find(inner)  # parentheses owned by the node come before its position
+    if lead < 0 or text[intent.start - lead:intent.start - lead + len(old_code)] != old_code:
+        raise RewriteError("node code does not match the text at its position")
+    base = intent.start - lead
+    prefix = 0
+    limit = min(len(old_code), len(new_code))
+    while prefix < limit and old_code[prefix] == new_code[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old_code[-1 - suffix] == new_code[-1 - suffix]:
+        suffix += 1
+    # whole words only: `int64` -> `uint64`, not an inserted "u"
+    while prefix > 0 and _word(old_code[prefix - 1]) and (
+        _word_at(old_code, prefix, len(old_code) - suffix) or _word_at(new_code, prefix, len(new_code) - suffix)
+    ):
+        prefix -= 1
+    while suffix > 0 and _word(old_code[-suffix]) and (
+        _word_at(old_code, len(old_code) - suffix - 1, len(old_code) - suffix, prefix)
+        or _word_at(new_code, len(new_code) - suffix - 1, len(new_code) - suffix, prefix)
+    ):
+        suffix -= 1
+    start, end = base + prefix, base + len(old_code) - suffix
+    starts = tree.offsets.starts
+
+    def pos(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    return Edit(start, end, new_code[prefix:len(new_code) - suffix], pos(start), pos(end))
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _word_at(code: str, index: int, region_end: int, region_start: int = 0) -> bool:
+    """Whether the changed region [region_start, region_end) of ``code`` has a word character at ``index``."""
+    return region_start <= index < region_end and _word(code[index])
