@@ -1,6 +1,6 @@
 """Canonical name tables: dtypes, creation calls, casts, ctypes wrappers. Imports nothing.
 
-Everything here is keyed by *qualified* names as libcst's scope analysis resolves them
+Everything here is keyed by *qualified* names as the scope model (analysis/scopes.py) resolves them
 (``import torch as th; th.long`` -> ``torch.long``), never by the text a file happens to use.
 """
 
