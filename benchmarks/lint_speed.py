@@ -1,13 +1,23 @@
-"""Lint speed of ptrlint against its anchor (ruff) and its floor (a libcst parse of every file).
+"""Lint speed of ptrlint against its anchors (ruff, semgrep) on real trees, side by side in one run.
 
-Default tree: the installed torch package, found without importing torch. For each fraction
-of the tree (1/4, 1/2, all files, in sorted order) it times, alternating within each round:
-ptrlint cold (--no-cache), ptrlint warm (cache filled), `ruff check --no-cache --isolated`
-(default rules, if ruff is installed) and a libcst parse-only pass over the same files with as
-many processes as ptrlint uses. Medians and minima of --repeats rounds, peak RSS of the whole
-process tree. Writes benchmarks/results/lint_speed.json and lint_speed.md.
+Trees (``--tree``, repeatable; default: all three):
+- ``torch``: the installed torch package, found without importing it;
+- ``sglang``: the ``sglang/`` package of the sglang 0.5.23 wheel;
+- ``flashinfer``: the ``flashinfer/`` package of the flashinfer-python 0.7.2.post1 wheel.
+Wheels are fetched reproducibly with ``pip download --no-deps NAME==VERSION`` into the
+git-ignored ``benchmarks/.cache/`` and unpacked there (nothing third-party is committed);
+``--path DIR`` adds any other folder.
 
-    python benchmarks/lint_speed.py [--tree PATH] [--repeats 3] [--fractions 0.25,0.5,1]
+For each tree and each fraction (1/4, 1/2, all files, in sorted order: growth) a copy of the
+subset is timed in alternating rounds: ``ruff check --no-cache --isolated`` (default rules),
+ptrlint cold (``--no-cache``), ptrlint warm (cache filled), ptrlint cold with the project index
+off (``--no-project-index``, when this ptrlint has it), and, on the whole tree only, semgrep
+with the pointer rule set (``../shared/data/semgrep-ptr-rule.yaml`` or ``--semgrep-rules``).
+The *parse floor* is CPython's ``ast.parse`` alone over the files ptrlint's prefilter passes,
+with as many processes as ptrlint uses. Medians of ``--repeats`` rounds; peak RSS of the
+largest process of each tool (GNU time). Writes ``benchmarks/results/lint_speed.{json,md}``.
+
+    python benchmarks/lint_speed.py [--tree torch --tree sglang ...] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -23,35 +33,63 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+CACHE = HERE / ".cache"
+SHARED_RULES = HERE.parent.parent / "shared" / "data" / "semgrep-ptr-rule.yaml"
+WHEELS = {
+    "sglang": ("sglang==0.5.23", "sglang"),
+    "flashinfer": ("flashinfer-python==0.7.2.post1", "flashinfer"),
+}
 
-PARSE_ONLY = r"""
-import sys
+PARSE_FLOOR = r"""
+import ast, sys
 from concurrent.futures import ProcessPoolExecutor
-import libcst
+from ptrlint.config import Config
+from ptrlint.engine import decode, prefilter
 
 def parse(path):
-    try:
-        libcst.parse_module(open(path, "rb").read())
-        return 1
-    except Exception:
+    text, _ = decode(open(path, "rb").read())
+    if not prefilter(text, Config()):
         return 0
+    try:
+        ast.parse(text)
+    except Exception:
+        pass
+    return 1
 
 files = [line.rstrip("\n") for line in open(sys.argv[1])]
 with ProcessPoolExecutor(int(sys.argv[2])) as pool:
-    ok = sum(pool.map(parse, files, chunksize=8))
-print(ok)
+    print(sum(pool.map(parse, files, chunksize=4)))
 """
 
 
-def default_tree() -> Path:
+def torch_tree() -> Path:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
-        sys.exit("torch is not installed; pass --tree PATH")
+        sys.exit("torch is not installed (pip install torch==2.13.0)")
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def wheel_tree(name: str) -> Path:
+    """The package folder of a released wheel, downloaded and unpacked once into benchmarks/.cache/."""
+    requirement, package = WHEELS[name]
+    target = CACHE / requirement.replace("==", "-")
+    if not (target / package).is_dir():
+        downloads = CACHE / "wheels"
+        downloads.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", requirement, "-d", str(downloads)],
+                       check=True)
+        stem = requirement.split("==")[0].replace("-", "_")
+        version = requirement.split("==")[1]
+        wheel = next(downloads.glob(f"{stem}-{version}-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            members = [m for m in archive.namelist() if m.startswith(f"{package}/") and m.endswith(".py")]
+            archive.extractall(target, members)
+    return target / package
 
 
 def timed(cmd: list[str], cwd: Path) -> float:
@@ -61,84 +99,130 @@ def timed(cmd: list[str], cwd: Path) -> float:
 
 
 def peak_rss(cmd: list[str], cwd: Path) -> int:
-    """Peak RSS in KiB of one run (GNU time if present: it reports the largest process)."""
-    gnu_time = shutil.which("time") or "/usr/bin/time"
-    if os.path.exists(gnu_time):
-        proc = subprocess.run([gnu_time, "-f", "%M", *cmd], cwd=cwd, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-        try:
-            return int(proc.stderr.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return -1
-    return -1
+    """Peak RSS in KiB of the largest process of one run (GNU time reports the largest descendant)."""
+    gnu_time = "/usr/bin/time"
+    if not os.path.exists(gnu_time):
+        return -1
+    proc = subprocess.run([gnu_time, "-f", "%M", *cmd], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    try:
+        return int(proc.stderr.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return -1
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", type=Path, default=None)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--fractions", default="0.25,0.5,1")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+def find_tool(name: str, explicit: str | None) -> str | None:
+    if explicit:
+        return explicit
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
 
-    tree = (args.tree or default_tree()).resolve()
+
+def has_flag(cmd: list[str], flag: str) -> bool:
+    out = subprocess.run([*cmd, "--help"], capture_output=True, text=True)
+    return flag in out.stdout
+
+
+def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) -> dict:
     files = sorted(str(p) for p in tree.rglob("*.py"))
+    sizes = {f: os.path.getsize(f) for f in files}
     lines = {f: sum(1 for _ in open(f, "rb")) for f in files}
-    # -P: the linted tree is the working directory; it must not shadow the stdlib (torch has such folders)
     ptrlint = [sys.executable, "-P", "-m", "ptrlint", "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
-    ruff = shutil.which("ruff") or (str(Path(sys.executable).parent / "ruff") if (Path(sys.executable).parent / "ruff").exists() else None)
+    ruff, semgrep, rules = tools["ruff"], tools["semgrep"], tools["rules"]
+    no_index = has_flag(ptrlint, "--no-project-index")
     rows = []
     with tempfile.TemporaryDirectory(prefix="ptrlint-bench-") as tmp:
         work = Path(tmp)
         for fraction in [float(f) for f in args.fractions.split(",")]:
             subset = files[: max(1, int(len(files) * fraction))]
-            # a copy of the subset keeps ruff, ptrlint and the parse pass on exactly the same files
-            root = work / f"tree_{fraction}"
+            root = work / f"tree_{fraction}"  # a copy keeps every tool on exactly the same files
             for f in subset:
                 dest = root / Path(f).relative_to(tree)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, dest)
             listing = work / f"files_{fraction}.txt"
             listing.write_text("\n".join(str(root / Path(f).relative_to(tree)) for f in subset) + "\n")
-            filled = subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            filled = subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if filled.returncode not in (0, 2):
-                sys.exit(f"ptrlint failed on the tree: {filled.stderr[-2000:]}")  # fill the cache, and fail loudly
-            times: dict[str, list[float]] = {"ptrlint_cold": [], "ptrlint_warm": [], "ruff": [], "libcst_parse_only": []}
-            for _ in range(args.repeats):
-                times["ptrlint_cold"].append(timed([*ptrlint, "--no-cache", "."], root))
-                times["ptrlint_warm"].append(timed([*ptrlint, "."], root))
-                if ruff:
-                    times["ruff"].append(timed([ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."], root))
-                times["libcst_parse_only"].append(
-                    timed([sys.executable, "-P", "-c", PARSE_ONLY, str(listing), str(args.jobs)], root)
-                )
+                sys.exit(f"ptrlint failed on {label}: {filled.stderr[-2000:]}")  # fills the cache, fails loudly
+            commands: dict[str, list[str]] = {
+                "ruff": [ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."] if ruff else [],
+                "ptrlint_cold": [*ptrlint, "--no-cache", "."],
+                "ptrlint_warm": [*ptrlint, "."],
+                "ptrlint_cold_no_index": [*ptrlint, "--no-cache", "--no-project-index", "."] if no_index else [],
+                "parse_floor": [sys.executable, "-P", "-c", PARSE_FLOOR, str(listing), str(args.jobs)],
+            }
+            if semgrep and rules and fraction == 1.0:
+                commands["semgrep"] = [semgrep, "--config", str(rules), "--metrics=off", "--disable-version-check",
+                                       "--quiet", "--json", "-j", str(args.jobs), "."]
+            commands = {k: v for k, v in commands.items() if v}
+            times: dict[str, list[float]] = {k: [] for k in commands}
+            for round_ in range(args.repeats):
+                for name, cmd in commands.items():
+                    if name == "semgrep" and round_ >= args.semgrep_repeats:
+                        continue
+                    times[name].append(timed(cmd, root))
             row = {
                 "fraction": fraction,
                 "files": len(subset),
+                "bytes": sum(sizes[f] for f in subset),
                 "lines": sum(lines[f] for f in subset),
+                "findings": _findings(filled.stdout),
                 "median_s": {k: statistics.median(v) for k, v in times.items() if v},
-                "min_s": {k: min(v) for k, v in times.items() if v},
-                "peak_rss_kib": {
-                    "ptrlint_cold": peak_rss([*ptrlint, "--no-cache", "."], root),
-                    "ptrlint_warm": peak_rss([*ptrlint, "."], root),
-                    **({"ruff": peak_rss([ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."], root)} if ruff else {}),
-                },
+                "peak_rss_kib": {k: peak_rss(cmd, root) for k, cmd in commands.items()
+                                 if k in ("ruff", "ptrlint_cold", "ptrlint_warm", "semgrep")},
             }
-            if ruff:
+            if "ruff" in row["median_s"]:
                 r = row["median_s"]["ruff"]
                 row["ratio_to_ruff"] = {k: v / r for k, v in row["median_s"].items()}
+            if "semgrep" in row["median_s"]:
+                row["semgrep_over_ptrlint_cold"] = row["median_s"]["semgrep"] / row["median_s"]["ptrlint_cold"]
             rows.append(row)
-            print(json.dumps(row), flush=True)
+            print(label, json.dumps(row), flush=True)
+    return {"tree": label, "path": str(tree), "rows": rows}
+
+
+def _findings(stdout: str) -> int:
+    for line in stdout.splitlines():
+        if line.startswith("Found "):
+            return int(line.split()[1])
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", action="append", choices=("torch", "sglang", "flashinfer"))
+    parser.add_argument("--path", type=Path, action="append", default=[], help="an extra folder to benchmark")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--semgrep-repeats", type=int, default=1, help="semgrep rounds (it is slow)")
+    parser.add_argument("--fractions", default="0.25,0.5,1")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--ruff", default=None)
+    parser.add_argument("--semgrep", default=None, help="semgrep executable (pip install semgrep)")
+    parser.add_argument("--semgrep-rules", type=Path, default=SHARED_RULES if SHARED_RULES.is_file() else None)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    tools = {"ruff": find_tool("ruff", args.ruff), "semgrep": find_tool("semgrep", args.semgrep),
+             "rules": args.semgrep_rules}
+    trees: list[tuple[str, Path]] = []
+    for name in args.tree or ["torch", "sglang", "flashinfer"]:
+        trees.append((name, torch_tree() if name == "torch" else wheel_tree(name)))
+    trees += [(p.name, p.resolve()) for p in args.path]
+    results = [bench_tree(label, path, args, tools) for label, path in trees]
+    versions = {}
+    for name in ("ruff", "semgrep"):
+        if tools[name]:
+            versions[name] = subprocess.run([tools[name], "--version"], capture_output=True, text=True).stdout.strip()
     result = {
-        "tree": str(tree),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "jobs": args.jobs,
         "repeats": args.repeats,
-        "ruff": subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip() if ruff else None,
+        "semgrep_repeats": args.semgrep_repeats,
+        "versions": versions,
         "date": time.strftime("%Y-%m-%d"),
-        "rows": rows,
+        "trees": results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lint_speed.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -148,21 +232,35 @@ def main() -> int:
 
 
 def markdown(result: dict) -> str:
+    v = result["versions"]
     out = [
-        f"Tree: `{result['tree']}`; {result['cpus']} CPUs, --jobs {result['jobs']}, median of {result['repeats']} "
-        f"alternating rounds; {result['ruff'] or 'ruff not installed'}; {result['date']}.",
+        f"{result['cpus']} CPUs, --jobs {result['jobs']}, median of {result['repeats']} alternating rounds "
+        f"(semgrep: {result['semgrep_repeats']}); {v.get('ruff', 'ruff not found')}; "
+        f"semgrep {v.get('semgrep', 'not found')}; {result['date']}.",
         "",
-        "| files | lines | ptrlint cold | ptrlint warm | ruff | libcst parse only | cold / ruff | warm / ruff | peak RSS cold / warm / ruff |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| tree | files | lines | ruff | ptrlint cold | ptrlint warm | cold, no index | parse floor | semgrep "
+        "| cold / ruff | warm / ruff | semgrep / cold | peak RSS cold / warm / ruff / semgrep |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in result["rows"]:
-        m, ratio, rss = row["median_s"], row.get("ratio_to_ruff", {}), row["peak_rss_kib"]
-        out.append(
-            f"| {row['files']} | {row['lines']:,} | {m['ptrlint_cold']:.2f} s | {m['ptrlint_warm']:.2f} s | "
-            f"{m.get('ruff', float('nan')):.2f} s | {m['libcst_parse_only']:.2f} s | "
-            f"{ratio.get('ptrlint_cold', float('nan')):.1f}x | {ratio.get('ptrlint_warm', float('nan')):.2f}x | "
-            f"{rss['ptrlint_cold'] // 1024} / {rss['ptrlint_warm'] // 1024} / {rss.get('ruff', -1024) // 1024} MB |"
-        )
+    nan = float("nan")
+    for tree in result["trees"]:
+        for row in tree["rows"]:
+            m, ratio, rss = row["median_s"], row.get("ratio_to_ruff", {}), row["peak_rss_kib"]
+
+            def s(key: str) -> str:
+                return f"{m[key]:.2f} s" if key in m else "—"
+
+            def mb(key: str) -> str:
+                return str(rss[key] // 1024) if rss.get(key, -1) >= 0 else "—"
+
+            semgrep_ratio = row.get("semgrep_over_ptrlint_cold")
+            out.append(
+                f"| {tree['tree']} ({row['fraction']:g}) | {row['files']:,} | {row['lines']:,} | {s('ruff')} | "
+                f"{s('ptrlint_cold')} | {s('ptrlint_warm')} | {s('ptrlint_cold_no_index')} | {s('parse_floor')} | "
+                f"{s('semgrep')} | {ratio.get('ptrlint_cold', nan):.2f}x | {ratio.get('ptrlint_warm', nan):.2f}x | "
+                f"{f'{semgrep_ratio:.1f}x' if semgrep_ratio else '—'} | "
+                f"{mb('ptrlint_cold')} / {mb('ptrlint_warm')} / {mb('ruff')} / {mb('semgrep')} MB |"
+            )
     return "\n".join(out) + "\n"
 
 

@@ -13,7 +13,7 @@ import os
 import re
 import tokenize
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -25,13 +25,14 @@ from .analysis.values import collect
 from .cache import Cache
 from .config import DEFAULT_POINTER_NAMES, Config
 from .model import FileError, FileResult, Finding, Fix, Related
-from .names import prefilter_regex
+from .names import prefilter_regex, site_regex
 from .rewrite.apply import FileChangedError, apply_fixes, write_atomic
 from .rules import ALL_RULES, RULES_BY_CODE
 from .rules.base import RuleContext
 from .suppression import is_suppressed
 
 MAX_FIX_ITERATIONS = 10
+POOL_MIN_FILES = 4  # fewer files to parse than this: no process pool
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -78,29 +79,36 @@ class Settings:
 
 # ----- prefilter ---------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
-def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], tuple[str, ...]]:
+def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], tuple[str, ...], re.Pattern[str]]:
     extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
     custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
     # every match of the regex contains one of these (lower-case) substrings
     literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", *extra)
-    return prefilter_regex(extra), custom_names, literals
+    sites = site_regex(tuple(f.rpartition(".")[2] for f in config.buffer_factories))
+    return prefilter_regex(extra), custom_names, literals, sites
 
 
 def prefilter(text: str, config: Config) -> bool:
     """False only when the file cannot hold a finding.
 
-    Sound because every finding needs pointer evidence, and every kind of evidence leaves a
-    token in the text: value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
+    Sound because every finding needs pointer evidence *and* a site, and both leave tokens in
+    the text. Evidence: value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
     ``ctypes.addressof``/``ctypes.cast`` (both spell ``ctypes`` at the call or in the import),
     ``__array_interface__``/``__cuda_array_interface__``, or a configured pointer function, whose
     last name we search for); name evidence needs a target matching ``pointer-names``.
     Every name the default patterns match ends (before optional trailing underscores) in
     ``ptr(s)``, ``pointer(s)``, ``addr(s)`` or ``address(es)`` preceded by ``_`` or the start of
     the identifier, which the search covers case-insensitively (``data_ptr`` too); configured
-    patterns are tested against every identifier in the file. PTR004-PTR006 need the same
-    evidence as PTR001-PTR003.
+    patterns are tested against every identifier in the file. Sites: see ``names.site_regex``
+    (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
     """
-    regex, custom, literals = _prefilter_parts(config)
+    regex, custom, literals, sites = _prefilter_parts(config)
+    if not _has_evidence(text, regex, custom, literals):
+        return False
+    return sites.search(text) is not None
+
+
+def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[str], ...], literals: tuple[str, ...]) -> bool:
     lowered = text.lower()
     # substring tests run at memchr speed and rule out most files before the regex runs
     if any(token in lowered for token in literals) and regex.search(lowered):
@@ -356,6 +364,13 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 # ----- many files --------------------------------------------------------------------------------
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _worker(args: tuple[str, Settings]) -> FileResult:
     return _lint_file(*args)
 
@@ -363,20 +378,34 @@ def _worker(args: tuple[str, Settings]) -> FileResult:
 def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]:
     """Process files; results in the order of ``paths``.
 
-    Files answered without parsing (prefiltered, cached, unreadable) are handled here; only the
-    rest go to the process pool, so a warm run never starts one.
+    Files answered without parsing (prefiltered, cached, unreadable) are handled here; the rest go
+    to a process pool as soon as they are found, largest first, so the workers parse while this
+    process is still reading and prefiltering. A run with fewer than ``POOL_MIN_FILES`` files to
+    parse (a warm run, one file from pre-commit) never starts a pool.
     """
-    results: list[FileResult | None] = [quick_result(p, settings) for p in paths]
-    todo = [i for i, r in enumerate(results) if r is None]
-    jobs = max(1, min(jobs, len(todo)))
-    if jobs == 1 or len(todo) < 4:
-        for i in todo:
+    results: list[FileResult | None] = [None] * len(paths)
+    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
+    pending: list[int] = []
+    futures: dict[int, Future[FileResult]] = {}
+    pool: ProcessPoolExecutor | None = None
+    try:
+        for i in order:
+            quick = quick_result(paths[i], settings)
+            if quick is not None:
+                results[i] = quick
+                continue
+            pending.append(i)
+            if pool is None and jobs > 1 and len(pending) >= POOL_MIN_FILES:
+                pool = ProcessPoolExecutor(max_workers=jobs)
+            if pool is not None:
+                for j in pending:
+                    futures[j] = pool.submit(_worker, (paths[j], settings))
+                pending.clear()
+        for i in pending:
             results[i] = _lint_file(paths[i], settings)
-    else:
-        chunksize = max(1, min(16, len(todo) // (jobs * 8)))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            done = pool.map(_worker, [(paths[i], settings) for i in todo], chunksize=chunksize)
-            for i, result in zip(todo, done):
-                results[i] = result
+        for i, future in futures.items():
+            results[i] = future.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return [r for r in results if r is not None]
-

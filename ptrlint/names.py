@@ -157,3 +157,23 @@ def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
     """Text that every file with a possible finding contains (see engine.prefilter)."""
     tokens = [_POINTER_WORDS, *(re.escape(t) for t in (*_POINTER_SOURCE_TOKENS, *extra_tokens) if t)]
     return re.compile("|".join(tokens), re.IGNORECASE)
+
+
+# Every finding also needs a *site*, and every site leaves a word in the text: a creation call
+# (its last name is spelled at the call or in its import, `from torch import zeros as z`
+# included), a configured buffer factory, a cast method (`.long(`, `.to(`, `.astype(`, ...; a
+# comment or line break may sit between the dot and the name inside brackets), a numpy scalar
+# cast (`np.int64(...)`), a ctypes wrapper (the module is imported by name), or, for tensor
+# element writes, a torch tensor known from a creation call, a factory or a `Tensor` annotation.
+CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
+SITE_WORDS = (
+    *sorted({q.rpartition(".")[2] for q in CREATION_CALLS}),
+    "int64", "intp", "longlong", "int_", "int32", "ctypes", "Tensor",
+)
+
+
+def site_regex(factories: tuple[str, ...] = ()) -> re.Pattern[str]:
+    words = "|".join(re.escape(w) for w in (*SITE_WORDS, *factories) if w)
+    methods = "|".join(CAST_METHODS)
+    # `#[^\n]*\n`: a comment runs to its line end, so the repetition cannot backtrack (`x.  ####`)
+    return re.compile(rf"\b(?:{words})\b|\.(?:\s|\\|#[^\n]*\n)*(?:{methods})\b")

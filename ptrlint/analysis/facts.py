@@ -236,19 +236,26 @@ class FactCollector:
         if pre is not None:
             pre(self, node)
         order = _ORDER.get(cls)
+        walk = self._walk
         if order is not None:
-            children: Sequence[ast.AST] = order(node)
-            for child in children:
-                self._walk(child)
+            for child in order(node):
+                walk(child)
         else:
-            for name in node._fields:
+            fields = _CHILD_FIELDS.get(cls)
+            if fields is None:
+                fields = _CHILD_FIELDS[cls] = _child_fields(cls)
+            for name in fields:
                 value = getattr(node, name)
                 if value.__class__ is list:
                     for item in value:
-                        if isinstance(item, ast.AST):
-                            self._walk(item)
-                elif isinstance(value, ast.AST) and value._fields:
-                    self._walk(value)
+                        if item.__class__ is ast.Name:
+                            self.node_scope[id(item)] = self._scope  # the commonest leaf, inlined
+                        elif isinstance(item, ast.AST):
+                            walk(item)
+                elif value.__class__ is ast.Name:
+                    self.node_scope[id(value)] = self._scope
+                elif isinstance(value, ast.AST):
+                    walk(value)
         post = _POST.get(cls)
         if post is not None:
             post(self, node)
@@ -741,6 +748,15 @@ class FactCollector:
 
 
 # ----- dispatch tables (class -> handler), and children in source order where ast's differs ---------
+# Fields that never hold child nodes (identifiers, numbers, flags, a Constant's value, expression contexts).
+_NOT_CHILDREN = frozenset({"id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment",
+                           "is_async", "conversion", "simple", "ctx"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+    return tuple(f for f in fields if f not in _NOT_CHILDREN)
 def _decorated_children(node: ast.AST) -> list[ast.AST]:
     """Decorators first (source order); ast lists them last."""
     out: list[ast.AST] = list(node.decorator_list)  # type: ignore[attr-defined]
