@@ -24,21 +24,47 @@ def tokens(source: bytes) -> list[tuple[int, str]]:
         return []
 
 
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+|[rRbBuU]*'[^'\n]*'|[rRbBuU]*\"[^\"\n]*\"|\S")
+
+
 def only_dtype_edits(before: bytes, after: bytes) -> str | None:
-    """None when every token-level change is a dtype/ctypes token or a needed name; else a reason."""
-    a, b = tokens(before), tokens(after)
+    """None when every token-level change is a dtype/ctypes token or a needed name; else a reason.
+
+    Lines are aligned first and tokens are compared only inside each changed group of lines, so
+    a repeated statement cannot pair an inserted token with an unrelated one elsewhere.
+    """
+    a = tokens(before)
     alias_names = {s for t, s in a if t == tokenize.NAME}
     # `from torch import long as i64`: the alias spells a dtype too, so replacing it is a dtype edit
     dtype_aliases = {a[i + 2][1] for i in range(len(a) - 2)
                      if a[i][1] in OLD_DTYPE_TOKENS and a[i + 1][1] == "as" and a[i + 2][0] == tokenize.NAME}
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+    old_lines = before.decode("utf-8", "replace").splitlines()
+    new_lines = after.decode("utf-8", "replace").splitlines()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes():
         if op == "equal":
             continue
-        for _t, s in a[i1:i2]:
+        if i2 - i1 == j2 - j1:  # the same number of lines: each line changed in place
+            groups = [([old_lines[i]], [new_lines[j]]) for i, j in zip(range(i1, i2), range(j1, j2))]
+        else:  # lines were added (a keyword argument on its own line): compare the group
+            groups = [(old_lines[i1:i2], new_lines[j1:j2])]
+        for old_group, new_group in groups:
+            reason = _token_changes(old_group, new_group, alias_names, dtype_aliases)
+            if reason:
+                return reason
+    return None
+
+
+def _token_changes(old_group: list[str], new_group: list[str], alias_names: set[str], dtype_aliases: set[str]) -> str | None:
+    old_tokens = _TOKEN.findall("\n".join(old_group))
+    new_tokens = _TOKEN.findall("\n".join(new_group))
+    for tag, k1, k2, m1, m2 in difflib.SequenceMatcher(a=old_tokens, b=new_tokens, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for s in old_tokens[k1:k2]:
             if s not in OLD_DTYPE_TOKENS and s not in dtype_aliases and s not in ("(", ")") and not _dtype_string(s):
                 return f"removed {s!r}"
-        for t, s in b[j1:j2]:
-            if s in NEW_TOKENS or s.strip("'\"") == "uint64" or (t == tokenize.NAME and s in alias_names):
+        for s in new_tokens[m1:m2]:
+            if s in NEW_TOKENS or s.strip("'\"") == "uint64" or s in alias_names:
                 continue
             return f"inserted {s!r}"
     return None

@@ -48,7 +48,7 @@ def test_small_sweep_keeps_every_invariant(tmp_path):
         dest = root / "torch" / path.relative_to(base)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, dest)
-    (root / "broken.py").write_text("src_ptrs = (\n")  # must be reported and skipped, not crash
+    (root / "broken.py").write_text("src_ptrs = torch.zeros(\n")  # must be reported and skipped, not crash
     result = sweep.sweep([root], jobs=2)
     assert result["ok"], result["problems"]
     assert result["internal_errors"] == 0 and result["unparsable_files"] >= 1

@@ -81,7 +81,7 @@ def test_github_annotations(ptrlint, tree):
 
 def test_syntax_error_is_exit_2_named_and_does_not_hide_other_findings(ptrlint, tree):
     broken = tree / "broken.py"
-    broken.write_text("def f(:\n    data_ptr = 1\n")
+    broken.write_text("def f(:\n    data_ptr = torch.zeros(1)\n")  # evidence and a site: it reaches the parser
     before = broken.read_bytes()
     result = ptrlint("--no-cache", "--fix", str(tree))
     assert result.code == 2
@@ -91,7 +91,7 @@ def test_syntax_error_is_exit_2_named_and_does_not_hide_other_findings(ptrlint, 
 
 
 def test_syntax_error_still_reports_other_findings(ptrlint, tree):
-    (tree / "broken.py").write_text("src_ptrs = (\n")
+    (tree / "broken.py").write_text("src_ptrs = torch.zeros(\n")
     result = ptrlint("--no-cache", str(tree))
     assert result.code == 2
     assert "PTR001" in result.out and "broken.py" in result.out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import libcst
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ptrlint.config import Config
@@ -59,6 +59,11 @@ def modules(draw) -> str:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(modules(), st.booleans())
+@example(  # two assignments of one name, one fixed by a rename and one by an appended keyword
+    "import torch\n\n\ndef build(ts):\n    dst_addrs = torch.tensor([t.data_ptr() for t in ts])\n"
+    "    dst_addrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n    return locals()\n",
+    False,
+)
 def test_fix_invariants(source, unsafe):
     cfg = Config()
     fix_settings = Settings(cfg, ALL, fix=True, unsafe_fixes=unsafe)

@@ -51,7 +51,7 @@ def test_layouts_and_encodings_survive_fix(tmp_path, before, after):
         (b"", None),
         (b"\xff\xfe\x00garbage data_ptr", "cannot decode"),
         (b"# -*- coding: klingon -*-\nptrs = 1\n", "cannot decode"),
-        (b"<html><body>ptr</body></html>\n", "syntax error"),
+        (b"<html><body>ptr = zeros(</body></html>\n", "syntax error"),
         (b"ptrs = (" + b"(" * 3000 + b"1" + b")" * 3000 + b")\n", None),  # deep nesting: error or result, never a crash
     ],
     ids=["empty", "not-utf8", "unknown-codec", "not-python", "deep-nesting"],

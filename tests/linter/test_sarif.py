@@ -73,7 +73,7 @@ def check_sarif_structure(log: dict[str, Any]) -> None:
 
 def _sarif_with_findings(ptrlint, tmp_path) -> dict[str, Any]:
     (tmp_path / "m.py").write_text(BUGGY)
-    (tmp_path / "broken.py").write_text("src_ptrs = (\n")
+    (tmp_path / "broken.py").write_text("src_ptrs = torch.zeros(\n")
     result = ptrlint("--no-cache", "--format", "sarif", ".", cwd=tmp_path)
     assert result.code == 2
     return json.loads(result.out)
