@@ -13,6 +13,7 @@ import os
 import re
 import tokenize
 import traceback
+import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -142,7 +143,9 @@ class ParseError(Exception):
 def parse(text: str) -> ast.Module:
     """CPython's parser; pathological nesting (RecursionError/MemoryError) is a parse error too."""
     try:
-        return ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc. are the file owner's business, not ours
+            return ast.parse(text)
     except SyntaxError as exc:
         raise ParseError(f"syntax error: {exc.msg}", exc.lineno or 0, exc.offset or 0) from exc
     except (RecursionError, MemoryError) as exc:
