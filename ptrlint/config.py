@@ -19,13 +19,15 @@ else:  # pragma: no cover - exercised on old interpreters only
     import tomli as tomllib
 
 DEFAULT_POINTER_NAMES: tuple[str, ...] = (
-    # a name whose last `_`-separated word says it holds addresses
-    r"(?:\w*_)?(?:ptr|ptrs|pointer|pointers|addr|addrs|address|addresses)",
+    # a name with a `_`-separated word that says it holds addresses (`kv_ptrs_shadow`, `raddr`)
+    r"(?:\w*_)?(?:ptrs?|pointers?|addrs?|address(?:es)?|[rldhvp]addrs?|[dh]ptrs?|devptrs?)(?:_\w*)?",
 )
 DEFAULT_LOOKALIKE_NAMES: tuple[str, ...] = (
     r"\w*indptr\w*",  # CSR index pointers
+    r"(?:\w*_)?(?:c?row|c?col|crow|ccol|csr|csc)_ptrs?(?:_\w*)?",  # CSR row_ptr / col_ptr
     r"(?:num|n|count|cnt|max|min|total)_\w*",  # counts and limits
-    r"\w*_(?:count|counts|num|size|sizes|len|lens|length|lengths|stride|strides|offset|offsets)_\w*",
+    # a look-alike word anywhere: offsets, sizes, lengths, counts, strides, indices
+    r"(?:\w*_)?(?:count|counts|num|size|sizes|len|lens|length|lengths|stride|strides|offset|offsets|idx|index|indices)(?:_\w*)?",
     r"(?:_?)(?:ip|ipv4|ipv6|mac|master|zmq|tcp|udp|url|uri|email|socket|bind|listen|net|network|host_ip|server|nic|rpc|http|broadcast)_\w*",
 )
 DEFAULT_BUFFER_FACTORIES: tuple[str, ...] = ("make_buffer", "_make_buffer", "CpuGpuBuffer")

@@ -84,7 +84,7 @@ def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[
     extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
     custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
     # every match of the regex contains one of these (lower-case) substrings
-    literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", *extra)
+    literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", "caching_allocator_alloc", *extra)
     sites = site_regex(tuple(f.rpartition(".")[2] for f in config.buffer_factories))
     return prefilter_regex(extra), custom_names, literals, sites
 
@@ -95,12 +95,13 @@ def prefilter(text: str, config: Config) -> bool:
     Sound because every finding needs pointer evidence *and* a site, and both leave tokens in
     the text. Evidence: value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
     ``ctypes.addressof``/``ctypes.cast`` (both spell ``ctypes`` at the call or in the import),
-    ``__array_interface__``/``__cuda_array_interface__``, or a configured pointer function, whose
-    last name we search for); name evidence needs a target matching ``pointer-names``.
-    Every name the default patterns match ends (before optional trailing underscores) in
-    ``ptr(s)``, ``pointer(s)``, ``addr(s)`` or ``address(es)`` preceded by ``_`` or the start of
-    the identifier, which the search covers case-insensitively (``data_ptr`` too); configured
-    patterns are tested against every identifier in the file. Sites: see ``names.site_regex``
+    ``__array_interface__``/``__cuda_array_interface__``, ``caching_allocator_alloc``, known
+    address attributes such as ``buffer_ptrs``, or a configured pointer function, whose last name
+    we search for); name evidence needs a name matching ``pointer-names``. Every name the default
+    patterns match holds ``ptr(s)``, ``pointer(s)``, ``addr(s)``, ``address(es)`` or one of their
+    abbreviations as a ``_``-separated word, which the search covers case-insensitively
+    (``data_ptr`` and pointer-named getters too); configured patterns are tested against every
+    identifier in the file. Sites: see ``names.site_regex``
     (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
     """
     regex, custom, literals, sites = _prefilter_parts(config)

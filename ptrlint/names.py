@@ -68,6 +68,14 @@ def classify_qualified_dtype(qname: str) -> tuple[DtypeClass, str] | None:
     return None
 
 
+_INT32_NAMES = {"int32", "uint32", "int", "intc", "uintc", "i4", "<i4", "u4", "<u4", "=i4", "=u4"}
+
+
+def is_32bit_integer(name: str) -> bool:
+    """``int32``/``uint32`` in any spelling (``torch.int``, ``np.intc``, ``"i4"``)."""
+    return name in _INT32_NAMES
+
+
 def classify_builtin_dtype(name: str) -> DtypeClass | None:
     """Python types used as dtypes: ``int`` is int64 in both libraries, ``float`` float64."""
     return {"int": DtypeClass.SIGNED64, "float": DtypeClass.NARROW, "bool": DtypeClass.OTHER}.get(name)
@@ -149,8 +157,8 @@ UNSAFE_FUNCTIONS = frozenset({
 # Every default pointer name ends in one of these words, as do `data_ptr` and `c_void_p`-free
 # address helpers; `ctypes` covers `.ctypes.data`, `ctypes.addressof` and `ctypes.cast` (the
 # module is named at the call or in its import).
-_POINTER_WORDS = r"(?:\b|_)(?:ptrs?|pointers?|addrs?|address(?:es)?)_*\b"
-_POINTER_SOURCE_TOKENS = ("ctypes", "array_interface")
+_POINTER_WORDS = r"(?:\b|_)(?:ptrs?|pointers?|addrs?|address(?:es)?|[rldhvp]addrs?|[dh]ptrs?|devptrs?)(?:_|\b)"
+_POINTER_SOURCE_TOKENS = ("ctypes", "array_interface", "caching_allocator_alloc")
 
 
 def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
@@ -168,7 +176,9 @@ def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
 CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
 SITE_WORDS = (
     *sorted({q.rpartition(".")[2] for q in CREATION_CALLS}),
+    "new_empty", "new_zeros", "new_full", "new_ones", "new_tensor",  # creations that copy a tensor's dtype
     "int64", "intp", "longlong", "int_", "int32", "ctypes", "Tensor",
+    "numpy",  # PTR007: arithmetic with numpy integer arrays
 )
 
 

@@ -17,7 +17,17 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..names import CREATION_CALLS, FILL_VALUE_INDEX, PASSTHROUGH_METHODS, UNSAFE_FUNCTIONS, UNSAFE_METHODS, VIEW_ATTRIBUTES
+from ..names import (
+    CREATION_CALLS,
+    FILL_VALUE_INDEX,
+    PASSTHROUGH_METHODS,
+    UNSAFE_FUNCTIONS,
+    UNSAFE_METHODS,
+    VIEW_ATTRIBUTES,
+    DtypeClass,
+    classify_qualified_dtype,
+    classify_string_dtype,
+)
 from .names import AnalysisOptions
 from .scopes import LiteScope
 
@@ -39,6 +49,8 @@ class Creation:
     scope: LiteScope | None
     target_name: str | None = None
     target_node: ast.AST | None = None
+    like_source: ast.expr | None = None  # `empty_like(src)`, `src.new_zeros(n)`: the dtype comes from `src`
+    in_raises: bool = False  # inside `with pytest.raises(...)`: a deliberate failure, not a finding
 
     @property
     def key(self) -> Key:
@@ -55,6 +67,7 @@ class Cast:
     method: str | None  # "long", "to", "type", "astype" or None for the function form
     dtype_qname: str
     scope: LiteScope | None
+    in_raises: bool = False
 
 
 @dataclass
@@ -63,6 +76,8 @@ class CtypesCall:
     ctype: str  # "c_long"
     arg: ast.expr
     scope: LiteScope | None
+    valued: bool = False  # `c_int64(p).value`: a deliberate signed reinterpretation, not a kept object
+    in_raises: bool = False
 
 
 @dataclass
@@ -73,11 +88,13 @@ class ScalarWrite:
     tensor: ast.expr  # T
     value: ast.expr
     how: str  # "setitem" | "fill_"
+    in_raises: bool = False
 
 
 @dataclass
 class Binding:
-    how: str  # "expr" | "elem" (an element of expr) | "telem" (item `index` of the tuple a call returns) | "elem-of" | "seq"
+    how: str  # "expr" | "elem" (an element of expr) | "index" (a loop counter) | "telem" (item `index` of the
+    #           tuple a call returns) | "elem-of" (extend) | "seq" (copy_)
     expr: ast.expr
     node: ast.AST
     index: int = -1
@@ -181,6 +198,17 @@ SIGNED_DTYPE_QNAMES = frozenset({
 _SIGNED_DTYPE_STRINGS = {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
                          "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}
 _CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_full", "new_ones", "new_tensor"})  # dtype of the receiver
+_LIKE_SOURCE_KEYWORDS = ("input", "a", "prototype")
+_COLLECTIVES = {
+    "torch.distributed.all_gather": "all_gather",  # (out_list, t): every element of out_list gets t's values
+    "torch.distributed.all_gather_into_tensor": "into",  # (out, t)
+    "torch.distributed._all_gather_base": "into",
+    "torch.distributed.broadcast": "broadcast",  # (t, src): t keeps the root's values
+}
+_RAISES_FUNCTIONS = frozenset({"pytest.raises"})
+_RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
+_ELEMENT_TYPE_NAMES = frozenset({"Int64", "int64", "Int64_t", "int64_t"})  # cutlass.Int64, tl.int64, ...
 _ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift, ast.Pow)
 _AUG_ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift)
 _ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
@@ -213,6 +241,7 @@ class FactCollector:
         self.class_methods: dict[int, dict[str, FunctionNode]] = {}
         self.class_names: dict[Key, int] = {}  # canonical key of a class name -> class id
         self.functions: dict[Key, FunctionNode] = {}
+        self.function_scopes: dict[int, int] = {}  # id(function) -> id of its scope (parameter keys)
         self.creation_by_id: dict[int, Creation] = {}
         self.targets: dict[int, tuple[str, ast.AST]] = {}  # creation call id -> (target name, node)
         self.module_scope = LiteScope("module", None)
@@ -220,9 +249,23 @@ class FactCollector:
         self.finalized = False
         self._scope = self.module_scope
         self._scopes: dict[int, LiteScope] = {id(self.module_scope): self.module_scope}
+        self.calls: list[ast.Call] = []  # calls with arguments: candidates for parameter flow
+        self.binops: list[ast.BinOp] = []  # `+`, `-`, `*`: candidates for PTR007
+        self.gathers: list[tuple[str, ast.expr, ast.expr, ast.Call]] = []  # (collective, out, source, call)
+        self.valued_calls: set[int] = set()  # ids of calls whose `.value` is read (`c_int64(p).value`)
+        self.narrowed: set[int] = set()  # ids of expressions converted at once to a narrow dtype
+        self.class_nodes: dict[int, ast.ClassDef] = {}
+        self.method_class: dict[int, int] = {}  # id(method) -> id(class)
+        self.method_kinds: dict[int, str] = {}  # id(method) -> "instance" | "class" | "static"
+        self.module_constants: dict[str, ast.expr] = {}  # module-level NAME = <expr> bound once
+        self.imports_numpy = False
         self._stack: list[ast.AST] = []
         self._edges: list[tuple[Key, Key]] = []  # aliasing recorded during the traversal
-        self._pending_calls: list[tuple[ast.Call, LiteScope]] = []
+        self._pending_calls: list[tuple[ast.Call, LiteScope, bool]] = []
+        self._raises = 0  # depth of `with pytest.raises(...)` blocks around the current node
+        self._raising_withs: set[int] = set()
+        self._dtype_checks: list[tuple[ast.expr, list[ast.expr], ast.Compare]] = []
+        self._types: dict[Key, int | None] | None = None
 
     # ----- the traversal ------------------------------------------------------------------------
     def run(self, module: ast.Module) -> None:
@@ -309,13 +352,19 @@ class FactCollector:
             base = self.key_of(node.value)
             if base is None:
                 return None
-            class_id = self.self_params.get(base)
-            if class_id is not None:
-                return ("a", class_id, node.attr)
-            return ("o", base, node.attr)
+            return self._attribute_key(base, node.attr)
         if isinstance(node, ast.Call) and self.is_creation_call(node):
             return ("c", id(node))
         return None
+
+    def _attribute_key(self, base: Key, attr: str) -> Key:
+        """``self.x`` and ``obj.x`` where ``obj`` is known to be an instance of a module class share a key."""
+        class_id = self.self_params.get(base)
+        if class_id is None and self._types is not None:
+            class_id = self.type_of(base)
+        if class_id is not None:
+            return ("a", class_id, attr)
+        return ("o", base, attr)
 
     def canonical(self, key: Key) -> Key:
         kind = key[0]
@@ -323,12 +372,101 @@ class FactCollector:
             scope = self._scopes[key[1]]
             return ("n", id(scope.resolve(key[2])), key[2])
         if kind == "o":
-            base = self.canonical(key[1])
-            class_id = self.self_params.get(base)
-            if class_id is not None:
-                return ("a", class_id, key[2])
-            return ("o", base, key[2])
+            return self._attribute_key(self.canonical(key[1]), key[2])
         return key
+
+    # ----- types: which module class an expression's value is an instance of --------------------
+    def type_of(self, key: Key) -> int | None:
+        """The module class whose instance ``key`` holds, from an annotation or a constructor/factory binding."""
+        types = self._types
+        if types is None:
+            return None
+        if key in types:
+            return types[key]
+        types[key] = None  # a cycle resolves to "unknown"
+        found = self.self_params.get(key)
+        if found is None:
+            for annotation in self.annotations.get(key, []):
+                found = self.class_of_annotation(annotation)
+                if found is not None:
+                    break
+        if found is None:
+            for binding in self.bindings.get(key, []):
+                if binding.how == "expr":
+                    found = self.class_of_expr(binding.expr)
+                    if found is not None:
+                        break
+        types[key] = found
+        return found
+
+    def class_of_name(self, node: ast.AST) -> int | None:
+        """The module class a Name refers to (``Cls``, or ``cls`` in a classmethod)."""
+        if not isinstance(node, ast.Name):
+            return None
+        key = self.name_key(node)
+        return self.class_names.get(key) or self.cls_params.get(key)
+
+    def class_of_annotation(self, annotation: ast.AST) -> int | None:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, ast.Name):
+            return self.class_of_name(annotation)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # Cls | None
+            return self.class_of_annotation(annotation.left) or self.class_of_annotation(annotation.right)
+        if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in ("Optional", "Union"):
+            inner = annotation.slice
+            for item in inner.elts if isinstance(inner, ast.Tuple) else [inner]:
+                found = self.class_of_annotation(item)
+                if found is not None:
+                    return found
+        return None
+
+    def class_of_expr(self, expr: ast.AST) -> int | None:
+        """``Cls(...)``, ``cls(...)``, ``Cls.create(...)`` (a factory returning the class), or a typed name."""
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            found = self.class_of_name(func)
+            if found is not None:
+                return found
+            target = self.function_called(func)
+            if target is not None:
+                return self.returned_class(target)
+            return None
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            key = self.key_of(expr)
+            return self.type_of(key) if key is not None else None
+        return None
+
+    def returned_class(self, function: FunctionNode) -> int | None:
+        if function.returns is not None:
+            found = self.class_of_annotation(function.returns)
+            if found is not None:
+                return found
+        for ret in self.returns.get(id(function), []):
+            if isinstance(ret, ast.Call):
+                found = self.class_of_name(ret.func)
+                if found is not None:
+                    return found
+        return None
+
+    def function_called(self, func: ast.AST) -> FunctionNode | None:
+        """The module function or method a call's callee refers to: ``f``, ``self.m``, ``Cls.m``, ``obj.m``
+        where ``obj`` is known to be a module class instance."""
+        if isinstance(func, ast.Name):
+            return self.functions.get(self.name_key(func))
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            class_id = self.class_of_name(receiver)
+            if class_id is None:
+                key = self.key_of(receiver)
+                if key is not None:
+                    class_id = self.self_params.get(key) or self.type_of(key)
+            if class_id is not None:
+                return self.class_methods.get(class_id, {}).get(func.attr)
+        return None
 
     def is_creation_call(self, node: ast.Call) -> bool:
         if self.finalized:
@@ -376,6 +514,7 @@ class FactCollector:
             if binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
                 args = positional(value)
                 if value.func.id == "enumerate" and len(elements) == 2 and args:
+                    self.bind(elements[0], Binding("index", value, binding.node))
                     self.bind(elements[1], Binding("elem", args[0], binding.node))
                 elif value.func.id == "zip" and len(args) == len(elements):
                     for t, a in zip(elements, args):
@@ -420,6 +559,7 @@ class FactCollector:
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
+            self.imports_numpy = self.imports_numpy or alias.name.partition(".")[0] == "numpy"
             if alias.asname is not None:
                 self._scope.bind_import(alias.asname, alias.name)
             else:
@@ -428,6 +568,7 @@ class FactCollector:
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module if node.module is not None and not node.level else None
+        self.imports_numpy = self.imports_numpy or (module or "").partition(".")[0] == "numpy"
         for alias in node.names:
             if alias.name == "*":
                 return
@@ -446,6 +587,7 @@ class FactCollector:
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._scope.bind(node.name)
         self.class_names[("n", id(self._scope), node.name)] = id(node)
+        self.class_nodes[id(node)] = node
         self._stack.append(node)
         self._push("class")
         self.class_methods[id(node)] = {
@@ -463,6 +605,7 @@ class FactCollector:
             self.functions[("n", id(self._scope), node.name)] = node
         self._stack.append(node)
         scope = self._push("function")
+        self.function_scopes[id(node)] = id(scope)
         args = node.args
         params = [*args.posonlyargs, *args.args]
         every = [*params, *args.kwonlyargs]
@@ -471,15 +614,14 @@ class FactCollector:
             scope.bind(param.arg)
             if param.annotation is not None:
                 self._add(self.annotations, ("n", id(scope), param.arg), param.annotation)
-        if isinstance(enclosing, ast.ClassDef) and params:
+        if isinstance(enclosing, ast.ClassDef):
             decorators = {attr_name(d) for d in node.decorator_list}
-            first: Key = ("n", id(scope), params[0].arg)
-            if "staticmethod" in decorators:
-                return
-            if "classmethod" in decorators:
-                self.cls_params[first] = id(enclosing)
-            else:
-                self.self_params[first] = id(enclosing)
+            kind = "static" if "staticmethod" in decorators else "class" if "classmethod" in decorators else "instance"
+            self.method_class[id(node)] = id(enclosing)
+            self.method_kinds[id(node)] = kind
+            if params and kind != "static":
+                first: Key = ("n", id(scope), params[0].arg)
+                (self.cls_params if kind == "class" else self.self_params)[first] = id(enclosing)
 
     def leave_FunctionDef(self, node: FunctionNode) -> None:
         self._stack.pop()
@@ -507,7 +649,11 @@ class FactCollector:
             self._bind_target(target)
             self.bind(target, Binding("expr", node.value, node))
             if isinstance(target, ast.Subscript):
-                self.scalar_writes.append(ScalarWrite(node, target.value, node.value, "setitem"))
+                self.scalar_writes.append(ScalarWrite(node, target.value, node.value, "setitem", self._raises > 0))
+            elif isinstance(target, ast.Name) and self._scope is self.module_scope:
+                # module constants (`_TWO_64 = 1 << 64`); a name bound twice is not a constant
+                known = target.id in self.module_constants
+                self.module_constants[target.id] = node.value if not known else ast.Constant(None)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         target = node.target
@@ -567,6 +713,25 @@ class FactCollector:
         if node.optional_vars is not None:
             self._bind_target(node.optional_vars)
 
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        """``with pytest.raises(...)`` / ``self.assertRaises(...)``: what is built inside is meant to fail."""
+        for item in node.items:
+            call = item.context_expr
+            if isinstance(call, ast.Call) and (
+                attr_name(call.func) in _RAISES_METHODS or dotted(call.func) in ("pytest.raises", "raises")
+            ):
+                self._raises += 1
+                self._raising_withs.add(id(node))
+                return
+
+    def leave_With(self, node: ast.With | ast.AsyncWith) -> None:
+        if id(node) in self._raising_withs:
+            self._raises -= 1
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "value" and node.value.__class__ is ast.Call:
+            self.valued_calls.add(id(node.value))
+
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.name is not None:
             self._scope.bind(node.name)
@@ -579,12 +744,18 @@ class FactCollector:
         if isinstance(node.op, _ARITHMETIC):
             self.unsafe_use(node.left, node, "arithmetic")
             self.unsafe_use(node.right, node, "arithmetic")
+        if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            self.binops.append(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if any(isinstance(op, _ORDERING) for op in node.ops):
             self.unsafe_use(node.left, node, "ordering comparison")
             for comparator in node.comparators:
                 self.unsafe_use(comparator, node, "ordering comparison")
+        operands = [node.left, *node.comparators]
+        for operand in operands:  # `table.dtype != torch.int64`: the consumer insists on int64
+            if isinstance(operand, ast.Attribute) and operand.attr == "dtype":
+                self._dtype_checks.append((operand.value, [o for o in operands if o is not operand], node))
 
     def visit_keyword(self, node: ast.keyword) -> None:
         if node.arg is not None and node.arg != "dtype":
@@ -608,46 +779,76 @@ class FactCollector:
             self.scalar_writes.append(ScalarWrite(func, receiver, args[0], "fill_"))
         if receiver is not None and method in UNSAFE_METHODS:
             self.unsafe_use(receiver, node, f".{method}()")
+        if node.args or node.keywords:
+            self.calls.append(node)
+        raising = self._raises > 0
         if receiver is not None and method in _CAST_METHODS:
-            self._pending_calls.append((node, self._scope))
+            self._pending_calls.append((node, self._scope, raising))
             return
-        if last is None:
+        if last is None:  # `kernel[grid](table, tl.int64)`: only the element-type consumer check applies
+            if any(attr_name(a) in _ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords))):
+                self._pending_calls.append((node, self._scope, raising))
             return
-        if last in _CREATION_LAST_NAMES or last in self.options.buffer_factories:
-            self._pending_calls.append((node, self._scope))
+        if last in _CREATION_LAST_NAMES or last in self.options.buffer_factories or last in NEW_METHODS:
+            self._pending_calls.append((node, self._scope, raising))
         elif (
             last in _UNSAFE_FUNCTION_LAST_NAMES
             or last.startswith("c_")
             or last in ("int64", "intp", "longlong", "int_", "int32")
-            or (isinstance(func, ast.Name) and any(kw.arg is not None for kw in node.keywords))  # cls(x=...)
+            or last in ("all_gather", "all_gather_into_tensor", "_all_gather_base", "broadcast")
+            or (isinstance(func, ast.Name) and (func.id[:1].isupper() or func.id == "cls" or bool(node.keywords)))
+            or any(attr_name(a) in _ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords)))
         ):
-            self._pending_calls.append((node, self._scope))
+            self._pending_calls.append((node, self._scope, raising))
 
     # ----- after the traversal ------------------------------------------------------------------
     def finalize(self) -> None:
-        """Resolve provisional keys, classify import-dependent calls, build the alias classes."""
+        """Resolve provisional keys, classify import-dependent calls, type attribute keys, build the alias classes."""
         self.finalized = True
-        canonical = self.canonical
-        for table in (self.bindings, self.adds, self.stores, self.unsafe, self.annotations):
-            rekeyed: dict[Key, list] = {}
-            for key, items in table.items():
-                rekeyed.setdefault(canonical(key), []).extend(items)
-            table.clear()
-            table.update(rekeyed)
+        self._rekey(self.canonical)
+        for call, scope, raising in self._pending_calls:  # creations first: other calls take them as arguments
+            func = call.func
+            if isinstance(func, (ast.Name, ast.Attribute)) and not (isinstance(func, ast.Attribute) and func.attr in _CAST_METHODS):
+                self._record_creation(call, self.qualified_names(func), scope, raising)
+        for call, scope, raising in self._pending_calls:
+            self._classify_call(call, scope, raising)
+        for value, others, node in self._dtype_checks:
+            if any(self.dtype_qname(o) in ("torch.int64", "torch.long", "numpy.int64") for o in others):
+                self.unsafe_use(value, node, "a `.dtype` check against int64")
+        # attributes of objects known to be module class instances share the class's keys; types come
+        # from bindings, which themselves may be such attributes: iterate until nothing changes
+        for _ in range(4):
+            self._types = {}
+            if not self._rekey(self.canonical):
+                break
+        self._types = {}
         for a, b in self._edges:
-            self.uf.union(canonical(a), canonical(b))
-        for call, scope in self._pending_calls:
-            self._classify_call(call, scope)
+            self.uf.union(a, b)
         for key in (*self.bindings, *self.adds, *self.stores, *self.unsafe):
             self.uf.find(key)
 
-    def _classify_call(self, node: ast.Call, scope: LiteScope) -> None:
+    def _rekey(self, canonical: Callable[[Key], Key]) -> bool:
+        changed = False
+        for table in (self.bindings, self.adds, self.stores, self.unsafe, self.annotations):
+            rekeyed: dict[Key, list] = {}
+            for key, items in table.items():
+                new = canonical(key)
+                changed = changed or new != key
+                rekeyed.setdefault(new, []).extend(items)
+            table.clear()
+            table.update(rekeyed)
+        edges = [(canonical(a), canonical(b)) for a, b in self._edges]
+        changed = changed or edges != self._edges
+        self._edges = edges
+        return changed
+
+    def _classify_call(self, node: ast.Call, scope: LiteScope, raising: bool) -> None:
         func = node.func
         method = func.attr if isinstance(func, ast.Attribute) else None
         receiver = func.value if isinstance(func, ast.Attribute) else None
         args = positional(node)
         if receiver is not None and method in _CAST_METHODS:
-            self._record_cast(node, method, receiver, args, scope)
+            self._record_cast(node, method, receiver, args, scope, raising)
             return
         qnames = self.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
         for qname in qnames:
@@ -655,30 +856,52 @@ class FactCollector:
                 for arg in args[:2]:
                     self.unsafe_use(arg, node, f"{qname.rpartition('.')[2]}()")
                 break
-        if self._record_creation(node, qnames, scope):
+        self._record_element_type_args(node)
+        if id(node) in self.creation_by_id:
             return
         if qnames & _NUMPY_SCALAR_CASTS and args:
             qname = next(iter(qnames & _NUMPY_SCALAR_CASTS))
-            self.casts.append(Cast(node, args[0], func, None, qname, scope))
+            self.casts.append(Cast(node, args[0], func, None, qname, scope, raising))
             return
         for qname in qnames:
             module, _, name = qname.rpartition(".")
             if module == "ctypes" and name.startswith("c_") and args:
-                self.ctypes_calls.append(CtypesCall(node, name, args[0], scope))
+                self.ctypes_calls.append(CtypesCall(node, name, args[0], scope, id(node) in self.valued_calls, raising))
                 return
-        self._record_constructor_kwargs(node)
+            collective = _COLLECTIVES.get(qname)
+            if collective is not None and len(args) >= 1:
+                source = args[1] if len(args) >= 2 else (keyword(node, "tensor").value if keyword(node, "tensor") else None)
+                if collective == "all_gather" and source is not None:
+                    self.gathers.append(("all_gather", args[0], source, node))
+                elif collective == "into" and source is not None:
+                    self._add(self.stores, self.alias_key(args[0]), Binding("seq", source, node))
+                return
+        self._record_constructor_arguments(node)
 
-    def _record_creation(self, node: ast.Call, qnames: set[str], scope: LiteScope) -> bool:
+    def _record_element_type_args(self, node: ast.Call) -> None:
+        """``f(table, cutlass.Int64)``: a consumer that names a signed 64-bit element type insists on int64."""
+        args = [*node.args, *(k.value for k in node.keywords)]
+        for arg in args:
+            if attr_name(arg) in _ELEMENT_TYPE_NAMES and not self.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
+                spelled = dotted(arg) or attr_name(arg)
+                for other in args:
+                    if other is not arg:
+                        self.unsafe_use(other, node, f"passed with `{spelled}`")
+                return
+
+    def _record_creation(self, node: ast.Call, qnames: set[str], scope: LiteScope, raising: bool) -> bool:
         qname = next((q for q in qnames if q in CREATION_CALLS), None)
         spec = CREATION_CALLS[qname] if qname is not None else None
-        last = attr_name(node.func)
-        is_factory = spec is None and last is not None and last in self.options.buffer_factories
-        if spec is None and not is_factory:
+        func = node.func
+        last = attr_name(func)
+        new_method = spec is None and isinstance(func, ast.Attribute) and last in NEW_METHODS
+        is_factory = spec is None and not new_method and last is not None and last in self.options.buffer_factories
+        if spec is None and not is_factory and not new_method:
             return False
         dtype_kw = keyword(node, "dtype")
         args = positional(node)
         dtype: ast.expr | None = dtype_kw.value if dtype_kw is not None else None
-        data = fill = None
+        data = fill = like = None
         library: str | None = None
         if spec is not None:
             library, dtype_index, data_index, _inferred = spec
@@ -689,6 +912,16 @@ class FactCollector:
             fill_index = FILL_VALUE_INDEX.get(qname or "")
             if fill_index is not None and len(args) > fill_index:
                 fill = args[fill_index]
+            if qname and qname.endswith("_like"):
+                like = args[0] if args else next((k.value for k in node.keywords if k.arg in _LIKE_SOURCE_KEYWORDS), None)
+        elif new_method:
+            assert isinstance(func, ast.Attribute)
+            library, like = "torch", func.value
+            qname = f"torch.Tensor.{last}"
+            if last == "new_tensor" and args:
+                data = args[0]
+            elif last == "new_full" and len(args) > 1:
+                fill = args[1]
         creation = Creation(
             call=node,
             qname=qname or f"factory:{last}",
@@ -698,6 +931,8 @@ class FactCollector:
             data=data,
             fill=fill,
             scope=scope,
+            like_source=like,
+            in_raises=raising,
         )
         self.creations.append(creation)
         self.creation_by_id[id(node)] = creation
@@ -705,19 +940,23 @@ class FactCollector:
         return True
 
     def _record_cast(self, node: ast.Call, method: str | None, receiver: ast.expr, args: list[ast.expr],
-                     scope: LiteScope) -> None:
+                     scope: LiteScope, raising: bool) -> None:
         if method in ("long", "int", "short"):
             if not node.args and not node.keywords:
                 names = {"long": "torch.int64", "int": "torch.int32", "short": "torch.int16"}
-                self.casts.append(Cast(node, receiver, None, method, names[method], scope))
+                if method != "long":
+                    self.narrowed.add(id(receiver))
+                self.casts.append(Cast(node, receiver, None, method, names[method], scope, raising))
             return
         dtype_kw = keyword(node, "dtype")
         dtype = dtype_kw.value if dtype_kw is not None else (args[0] if args else None)
         if dtype is None:
             return
+        if self.narrow_dtype(dtype):
+            self.narrowed.add(id(receiver))  # `torch.tensor(xs).to(torch.uint16)`: data, whatever its name
         qname = self.dtype_qname(dtype)
         if qname:
-            self.casts.append(Cast(node, receiver, dtype, method, qname, scope))
+            self.casts.append(Cast(node, receiver, dtype, method, qname, scope, raising))
 
     def dtype_qname(self, dtype: ast.expr) -> str | None:
         """Qualified name of a signed integer dtype expression, else None."""
@@ -730,21 +969,53 @@ class FactCollector:
                     return qname
         return None
 
-    def _record_constructor_kwargs(self, node: ast.Call) -> None:
-        """``cls(src_ptrs=x)`` in a classmethod (or ``ClassName(src_ptrs=x)``) binds ``self.src_ptrs``."""
-        if not isinstance(node.func, ast.Name) or not any(kw.arg is not None for kw in node.keywords):
-            return
-        key = self.name_key(node.func)
-        class_id = self.cls_params.get(key) or self.class_names.get(key)
+    def narrow_dtype(self, dtype: ast.expr) -> bool:
+        """A dtype narrower than 64 bits or floating (``torch.uint16``, ``np.int32``, ``"float32"``)."""
+        text = string_value(dtype)
+        if text is not None:
+            return classify_string_dtype(text) is DtypeClass.NARROW
+        for qname in self.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else ():
+            classified = classify_qualified_dtype(qname)
+            if classified is not None and classified[0] is DtypeClass.NARROW:
+                return True
+        return False
+
+    def class_fields(self, class_id: int) -> list[str]:
+        """Fields of a NamedTuple or dataclass in declaration order (what positional arguments bind)."""
+        node = self.class_nodes.get(class_id)
+        if node is None:
+            return []
+        named_tuple = any("typing.NamedTuple" in self.qualified_names(b) or attr_name(b) == "NamedTuple"
+                          for b in node.bases)
+        dataclass_ = any(attr_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list)
+        if not (named_tuple or dataclass_):
+            return []
+        fields = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if "ClassVar" not in dotted(stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript)
+                                           else stmt.annotation):
+                    fields.append(stmt.target.id)
+        return fields
+
+    def _record_constructor_arguments(self, node: ast.Call) -> None:
+        """``cls(src_ptrs=x)`` in a classmethod, ``Cls(x=...)`` or, for NamedTuples and dataclasses, ``Cls(x, y)``
+        bind the instance's attributes; a field's name is then name evidence for the argument's creation."""
+        class_id = self.class_of_name(node.func)
         if class_id is None:
             return
-        for kw in node.keywords:
-            if kw.arg is not None:
-                attr_key: Key = ("a", class_id, kw.arg)
-                self._add(self.bindings, attr_key, Binding("expr", kw.value, kw))
-                source = self.alias_key(kw.value)
-                if source is not None:
-                    self.uf.union(attr_key, source)
+        bound: list[tuple[str, ast.expr, ast.AST]] = [(kw.arg, kw.value, kw) for kw in node.keywords if kw.arg]
+        if node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+            fields = self.class_fields(class_id)
+            bound += [(name, arg, arg) for name, arg in zip(fields, node.args)]
+        for name, value, where in bound:
+            attr_key: Key = ("a", class_id, name)
+            self._add(self.bindings, attr_key, Binding("expr", value, where))
+            source = self.alias_key(value)
+            if source is not None:
+                self._edges.append((attr_key, source))
+            if isinstance(where, ast.expr):  # a positional argument: the field names it
+                self._mark_target(value, where, name)
 
 
 # ----- dispatch tables (class -> handler), and children in source order where ast's differs ---------
@@ -821,6 +1092,9 @@ _PRE: dict[type, Callable[[FactCollector, ast.AST], None]] = {
     ast.AsyncFor: FactCollector.visit_For,
     ast.comprehension: FactCollector.visit_comprehension,
     ast.withitem: FactCollector.visit_withitem,
+    ast.With: FactCollector.visit_With,
+    ast.AsyncWith: FactCollector.visit_With,
+    ast.Attribute: FactCollector.visit_Attribute,
     ast.ExceptHandler: FactCollector.visit_ExceptHandler,
     ast.Delete: FactCollector.visit_Delete,
     ast.BinOp: FactCollector.visit_BinOp,
@@ -830,6 +1104,8 @@ _PRE: dict[type, Callable[[FactCollector, ast.AST], None]] = {
 }  # type: ignore[dict-item]
 _POST: dict[type, Callable[[FactCollector, ast.AST], None]] = {
     ast.ClassDef: FactCollector.leave_ClassDef,
+    ast.With: FactCollector.leave_With,
+    ast.AsyncWith: FactCollector.leave_With,
     ast.FunctionDef: FactCollector.leave_FunctionDef,
     ast.AsyncFunctionDef: FactCollector.leave_FunctionDef,
     ast.Lambda: FactCollector._pop,

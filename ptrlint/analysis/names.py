@@ -7,6 +7,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 
+# The `_`-separated words that say "address" (abbreviations included) and "a table of them".
+POINTER_WORDS = frozenset({"ptr", "pointer", "addr", "address", "raddr", "laddr", "daddr", "haddr", "vaddr", "paddr",
+                           "dptr", "hptr", "devptr"})
+PLURAL_POINTER_WORDS = frozenset({"ptrs", "pointers", "addrs", "addresses", "raddrs", "laddrs", "daddrs", "haddrs",
+                                  "vaddrs", "paddrs", "dptrs", "hptrs", "devptrs"})
+COLLECTION_WORDS = frozenset({"list", "lists", "table", "tables", "array", "arr", "arrays", "buf", "buffer", "buffers",
+                              "tensor", "tensors", "vec", "vector", "staging", "map", "set"})
+
+
 class NamePatterns:
     """Name evidence: configured pointer-name and look-alike patterns (full match, case-insensitive)."""
 
@@ -19,6 +28,23 @@ class NamePatterns:
         if not bare or not any(p.fullmatch(bare) for p in self.pointer):
             return False
         return not any(p.fullmatch(bare) for p in self.lookalike)
+
+    @staticmethod
+    def is_table_name(name: str) -> bool:
+        """``src_ptrs``, ``peer_addresses``, ``_pending_ptr_list``: many addresses, not one (``weight_ptr``)."""
+        words = [w for w in name.lower().split("_") if w]
+        for i, word in enumerate(words):
+            if word in PLURAL_POINTER_WORDS:
+                return True
+            if word in POINTER_WORDS and i + 1 < len(words) and words[i + 1] in COLLECTION_WORDS:
+                return True
+        return False
+
+    def is_getter_name(self, name: str) -> bool:
+        """A callee whose name ends in a pointer word returns addresses (``get_remote_addr``)."""
+        words = [w for w in name.lower().split("_") if w]
+        return bool(words) and (words[-1] in POINTER_WORDS or words[-1] in PLURAL_POINTER_WORDS) \
+            and name != "data_ptr" and self.is_pointer_name(name)
 
 
 @dataclass

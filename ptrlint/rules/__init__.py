@@ -7,6 +7,7 @@ from .ctypes_signed_pointer import CtypesSignedPointer
 from .implicit_pointer_dtype import ImplicitPointerDtype
 from .narrow_pointer_dtype import NarrowPointerDtype
 from .pointer_setitem import PointerSetitem
+from .signed_pointer_arithmetic import SignedPointerArithmetic
 from .signed_pointer_cast import SignedPointerCast
 from .signed_pointer_dtype import SignedPointerDtype
 
@@ -17,6 +18,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     SignedPointerCast,
     PointerSetitem,
     CtypesSignedPointer,
+    SignedPointerArithmetic,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 

@@ -7,10 +7,17 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..analysis.facts import Creation
-from ..analysis.values import Value
+from ..analysis.values import Origin, Value
 from ..fixes import append_keyword, replace_dtype, spell
 from ..model import Intent
-from ..names import IMPLICIT_DTYPE_CALLS, DtypeClass, classify_builtin_dtype, classify_qualified_dtype, classify_string_dtype
+from ..names import (
+    IMPLICIT_DTYPE_CALLS,
+    DtypeClass,
+    classify_builtin_dtype,
+    classify_qualified_dtype,
+    classify_string_dtype,
+    is_32bit_integer,
+)
 from .base import Diagnostic, RuleContext
 
 
@@ -19,6 +26,11 @@ class DtypeInfo:
     cls: DtypeClass
     library: str | None
     qname: str  # "torch.int64", "builtins.int", or "str:int64"
+
+    @property
+    def int32(self) -> bool:
+        """int32/uint32: wide enough for a plural table name to count as evidence."""
+        return is_32bit_integer(self.qname.rpartition(".")[2] if not self.qname.startswith("str:") else self.qname[4:])
 
 
 def classify_dtype(ctx: RuleContext, creation: Creation) -> DtypeInfo | None:
@@ -49,10 +61,34 @@ def classify_dtype(ctx: RuleContext, creation: Creation) -> DtypeInfo | None:
 
 
 def pointer_creations(ctx: RuleContext) -> Iterator[tuple[Creation, Value]]:
+    """Creations holding addresses by value or flow (RAW) or by name only (NAMED); not inside
+    ``pytest.raises`` blocks, where a signed table is the point of the test."""
     for creation in ctx.facts.c.creations:
+        if creation.in_raises:
+            continue
         evidence = ctx.facts.pointer_holding(creation)
         if evidence is not None:
             yield creation, evidence
+
+
+def evidence_fits_dtype(evidence: Value, info: DtypeInfo) -> bool:
+    """Name-only evidence is weak: never for floating, bool or 8/16-bit buffers (data named after a
+    kernel's pointer parameter), and for int32/uint32 only with a table name (``layer_ptrs``)."""
+    if evidence.origin is Origin.RAW:
+        return True
+    if info.cls is DtypeClass.SIGNED64:
+        return True
+    return info.cls is DtypeClass.NARROW and info.int32 and evidence.table_name
+
+
+def copy_evidence(ctx: RuleContext, creation: Creation) -> tuple[tuple[ast.AST, str], ...]:
+    """``*_like``/``new_*`` copies of the buffer that hold addresses: they inherit its dtype."""
+    out = []
+    for copy in ctx.facts.like_copies(creation):
+        value = ctx.facts.pointer_holding(copy)
+        if value is not None and value.origin is Origin.RAW:
+            out.append((copy.call, f"`{copy.qname.rpartition('.')[2]}` copy inherits this dtype and holds addresses"))
+    return tuple(out)
 
 
 def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str) -> Diagnostic:
@@ -65,11 +101,24 @@ def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evid
         return replace_dtype(ctx.module, ctx.source, dtype, library, creation.scope, info.qname)
 
     title = "Use an unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-    return Diagnostic(ctx.span(dtype), message, intents, safe, title, evidence.evidence)
+    return Diagnostic(ctx.span(dtype), message, intents, safe, title, evidence.evidence + copy_evidence(ctx, creation))
+
+
+def implicit_dtype_applies(ctx: RuleContext, creation: Creation, evidence: Value) -> bool:
+    """No dtype, and the one it gets is signed: inferred int64 from Python ints, or copied by
+    ``*_like``/``new_*`` from a source that is not itself an address table."""
+    if creation.dtype is not None or not creation.has_dtype_slot:
+        return False
+    if creation.qname in IMPLICIT_DTYPE_CALLS:
+        return True
+    if creation.like_source is None or evidence.origin is not Origin.RAW:
+        return False
+    source = ctx.facts.value(creation.like_source)
+    return source is None or not source.is_pointer  # a copy of an address table is that table's finding
 
 
 def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Value, message: str) -> Diagnostic | None:
-    if creation.qname not in IMPLICIT_DTYPE_CALLS or creation.dtype is not None or not creation.has_dtype_slot:
+    if not implicit_dtype_applies(ctx, creation, evidence):
         return None
     call = creation.call
     library = creation.library or "torch"

@@ -71,6 +71,8 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
         for call in ctx.facts.c.ctypes_calls:
             if call.ctype not in CTYPES_SIGNED64 and call.ctype not in CTYPES_NARROW:
                 continue
+            if call.in_raises or (call.valued and call.ctype in CTYPES_SIGNED64):
+                continue  # `c_int64(p).value`: a deliberate wrap to the signed int with the same bits
             value = ctx.facts.kind(call.arg)
             if value is None or value.kind is not Kind.SCALAR:
                 continue

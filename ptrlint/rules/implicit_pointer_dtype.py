@@ -69,10 +69,18 @@ gets its own line. Safe unless the buffer meets arithmetic, ordering comparisons
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for creation, evidence in pointer_creations(ctx):
-            message = (
-                f"{ctx.creation_target(creation)} holds memory addresses but has no dtype, so it is inferred as "
-                "signed int64 and addresses >= 2**63 overflow; pass an unsigned 64-bit dtype (uint64)"
-            )
+            if creation.like_source is not None:
+                copier = creation.qname.rpartition(".")[2]
+                message = (
+                    f"{ctx.creation_target(creation)} holds memory addresses but `{copier}` gives it the dtype of "
+                    f"`{ctx.code(creation.like_source)}`, which holds none (a signed or narrow dtype); pass an "
+                    "unsigned 64-bit dtype (uint64)"
+                )
+            else:
+                message = (
+                    f"{ctx.creation_target(creation)} holds memory addresses but has no dtype, so it is inferred as "
+                    "signed int64 and addresses >= 2**63 overflow; pass an unsigned 64-bit dtype (uint64)"
+                )
             diagnostic = missing_dtype_diagnostic(ctx, creation, evidence, message)
             if diagnostic is not None:
                 yield diagnostic

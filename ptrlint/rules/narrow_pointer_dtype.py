@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..names import DtypeClass
-from ._creation import classify_dtype, dtype_diagnostic, pointer_creations
+from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -68,7 +68,7 @@ arithmetic, ordering comparisons, reductions, `searchsorted`, `index_select` or 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for creation, evidence in pointer_creations(ctx):
             info = classify_dtype(ctx, creation)
-            if info is None or info.cls is not DtypeClass.NARROW:
+            if info is None or info.cls is not DtypeClass.NARROW or not evidence_fits_dtype(evidence, info):
                 continue
             dtype_text = ctx.code(creation.dtype) if creation.dtype is not None else "?"
             message = (

@@ -72,8 +72,11 @@ on the surrounding code.
         if SETITEM_FIXED_IN is not None and ctx.config.torch_version_tuple >= SETITEM_FIXED_IN:
             return
         for write in ctx.facts.c.scalar_writes:
+            if write.in_raises:
+                continue
             value = ctx.facts.kind(write.value)
-            if value is None or value.kind is not Kind.SCALAR:
+            # only a Python int goes through int64: tensor-valued stores wrap instead, wrapped values fit
+            if value is None or value.kind is not Kind.SCALAR or not value.python_int:
                 continue
             if not ctx.facts.is_torch_tensor(write.tensor):
                 continue

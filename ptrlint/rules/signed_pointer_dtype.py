@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..names import DtypeClass
-from ._creation import classify_dtype, dtype_diagnostic, pointer_creations
+from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -97,7 +97,7 @@ scope: torch's uint64 lacks those kernels, so that fix is unsafe and applied onl
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for creation, evidence in pointer_creations(ctx):
             info = classify_dtype(ctx, creation)
-            if info is None or info.cls is not DtypeClass.SIGNED64:
+            if info is None or info.cls is not DtypeClass.SIGNED64 or not evidence_fits_dtype(evidence, info):
                 continue
             dtype_text = ctx.code(creation.dtype) if creation.dtype is not None else "int64"
             message = (

@@ -78,9 +78,9 @@ def test_buffer_factories(ptrlint, tmp_path):
 
 
 def test_pointer_functions_reach_the_prefilter(ptrlint, tmp_path):
-    source = "import torch\ntable = torch.tensor([get_device_address(x) for x in xs], dtype=torch.int64)\n"
+    source = "import torch\ntable = torch.tensor([resolve_handle(x) for x in xs], dtype=torch.int64)\n"
     assert codes(ptrlint, project(tmp_path, "", {"m.py": source})) == []
-    root = project(tmp_path, 'pointer-functions = ["mylib.get_device_address"]', {"m.py": source})
+    root = project(tmp_path, 'pointer-functions = ["mylib.resolve_handle"]', {"m.py": source})
     assert codes(ptrlint, root) == ["m.py:PTR001"]
 
 

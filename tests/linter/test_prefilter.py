@@ -18,9 +18,8 @@ NO_EVIDENCE = "import torch\nblock_ids = torch.tensor(ids, dtype=torch.int64)\nl
 
 def _own_files() -> list[Path]:
     """The repository's own Python: examples, fixtures, the linter and runtime sources, the tests."""
-    return sorted(
-        p for folder in ("examples", "tests", "ptrlint", "runtime", "benchmarks") for p in (REPO / folder).rglob("*.py")
-    )
+    files = [p for folder in ("examples", "tests", "ptrlint", "runtime") for p in (REPO / folder).rglob("*.py")]
+    return sorted(files + list((REPO / "benchmarks").glob("*.py")))  # not benchmarks/.cache (downloaded trees)
 
 
 def _torch_sample() -> list[Path]:
