@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
 
+from .analysis.device import parse_host
 from .analysis.names import AnalysisOptions, NamePatterns
 from .analysis.source import SourceMap
 from .analysis.values import collect
@@ -156,8 +157,12 @@ def parse(text: str) -> ast.Module:
 
 
 def analyse(text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
-    """Findings of one decoded source text, with fix intents (raises ParseError)."""
-    return analyse_tree(parse(text), text, path, config, enabled)
+    """Findings of one decoded source text, with fix intents (raises ParseError).
+
+    Kernel bodies (Triton, CuTe DSL, ...) are blanked before parsing when that checks out: they
+    hold no host tensors, and they are most of a kernel-heavy file (analysis/device.py).
+    """
+    return analyse_tree(parse_host(text, parse), text, path, config, enabled)
 
 
 def analyse_tree(module: ast.Module, text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:

@@ -28,6 +28,7 @@ from ..names import (
     classify_qualified_dtype,
     classify_string_dtype,
 )
+from .device import is_device_function
 from .names import AnalysisOptions
 from .scopes import LiteScope
 
@@ -261,6 +262,10 @@ class FactCollector:
         self.imports_numpy = False
         self._stack: list[ast.AST] = []
         self._edges: list[tuple[Key, Key]] = []  # aliasing recorded during the traversal
+        # (location, creation): a creation stored into a name or attribute. Directional: what is written
+        # through the location reaches the creation, but two creations stored into one location (a
+        # dataclass field filled all over the module, a name reassigned) never alias each other.
+        self.flows: list[tuple[Key, Key]] = []
         self._pending_calls: list[tuple[ast.Call, LiteScope, bool]] = []
         self._raises = 0  # depth of `with pytest.raises(...)` blocks around the current node
         self._raising_withs: set[int] = set()
@@ -275,6 +280,9 @@ class FactCollector:
 
     def _walk(self, node: ast.AST) -> None:
         cls = node.__class__
+        if (cls is ast.FunctionDef or cls is ast.AsyncFunctionDef) and node.decorator_list and is_device_function(node):
+            self._scope.bind(node.name)  # a kernel: device code holds no host tensors (see analysis/device.py)
+            return
         pre = _PRE.get(cls)
         if pre is not None:
             pre(self, node)
@@ -531,9 +539,7 @@ class FactCollector:
             return
         self._add(self.bindings, key, binding)
         if binding.how == "expr":
-            source = self.alias_key(binding.expr)
-            if source is not None:
-                self._edges.append((key, source))
+            self._link(key, self.alias_key(binding.expr))
             self._mark_target(binding.expr, target)
 
     def _mark_target(self, value: ast.expr, target: ast.AST, name: str | None = None) -> None:
@@ -549,6 +555,14 @@ class FactCollector:
             else:
                 return
         self.targets.setdefault(id(inner), (name, target))
+
+    def _link(self, location: Key, source: Key | None) -> None:
+        if source is None:
+            return
+        if source[0] == "c":
+            self.flows.append((location, source))
+        else:
+            self._edges.append((location, source))
 
     def unsafe_use(self, expr: ast.expr, node: ast.AST, why: str) -> None:
         self._add(self.unsafe, self.alias_key(expr, through_index=True), (node, why))
@@ -665,9 +679,7 @@ class FactCollector:
                 self._add(self.bindings, key, Binding("expr", node.value, node))
                 inner = self._field_default(node.value)
                 self._mark_target(inner, target)
-                source = self.alias_key(inner)
-                if source is not None:
-                    self._edges.append((key, source))
+                self._link(key, self.alias_key(inner))
         else:
             self._bind_target(target)
             key = self.key_of(target)
@@ -824,7 +836,7 @@ class FactCollector:
         self._types = {}
         for a, b in self._edges:
             self.uf.union(a, b)
-        for key in (*self.bindings, *self.adds, *self.stores, *self.unsafe):
+        for key in (*self.bindings, *self.adds, *self.stores, *self.unsafe, *(loc for loc, _ in self.flows)):
             self.uf.find(key)
 
     def _rekey(self, canonical: Callable[[Key], Key]) -> bool:
@@ -838,8 +850,9 @@ class FactCollector:
             table.clear()
             table.update(rekeyed)
         edges = [(canonical(a), canonical(b)) for a, b in self._edges]
-        changed = changed or edges != self._edges
-        self._edges = edges
+        flows = [(canonical(a), b) for a, b in self.flows]
+        changed = changed or edges != self._edges or flows != self.flows
+        self._edges, self.flows = edges, flows
         return changed
 
     def _classify_call(self, node: ast.Call, scope: LiteScope, raising: bool) -> None:
@@ -1011,9 +1024,7 @@ class FactCollector:
         for name, value, where in bound:
             attr_key: Key = ("a", class_id, name)
             self._add(self.bindings, attr_key, Binding("expr", value, where))
-            source = self.alias_key(value)
-            if source is not None:
-                self._edges.append((attr_key, source))
+            self._link(attr_key, self.alias_key(value))
             if isinstance(where, ast.expr):  # a positional argument: the field names it
                 self._mark_target(value, where, name)
 

@@ -12,6 +12,9 @@ POINTER_WORDS = frozenset({"ptr", "pointer", "addr", "address", "raddr", "laddr"
                            "dptr", "hptr", "devptr"})
 PLURAL_POINTER_WORDS = frozenset({"ptrs", "pointers", "addrs", "addresses", "raddrs", "laddrs", "daddrs", "haddrs",
                                   "vaddrs", "paddrs", "dptrs", "hptrs", "devptrs"})
+NOT_GETTER_WORDS = frozenset({"from", "to", "for", "by", "at", "of", "as", "into", "with", "is", "has", "set", "free",
+                              "release", "register", "unregister", "check", "validate", "map", "unmap", "print",
+                              "dump", "format", "parse", "read", "write", "load", "store", "copy", "make", "wrap"})
 COLLECTION_WORDS = frozenset({"list", "lists", "table", "tables", "array", "arr", "arrays", "buf", "buffer", "buffers",
                               "tensor", "tensors", "vec", "vector", "staging", "map", "set"})
 
@@ -41,10 +44,13 @@ class NamePatterns:
         return False
 
     def is_getter_name(self, name: str) -> bool:
-        """A callee whose name ends in a pointer word returns addresses (``get_remote_addr``)."""
+        """A callee whose name ends in a pointer word returns addresses (``get_remote_addr``,
+        ``device_buffer_ptr``), unless the name says it takes one (``tensor_from_pointer``), tests
+        one (``is_valid_ptr``) or acts on one (``free_ptr``)."""
         words = [w for w in name.lower().split("_") if w]
-        return bool(words) and (words[-1] in POINTER_WORDS or words[-1] in PLURAL_POINTER_WORDS) \
-            and name != "data_ptr" and self.is_pointer_name(name)
+        if not words or (words[-1] not in POINTER_WORDS and words[-1] not in PLURAL_POINTER_WORDS):
+            return False
+        return not NOT_GETTER_WORDS.intersection(words) and name != "data_ptr" and self.is_pointer_name(name)
 
 
 @dataclass

@@ -54,7 +54,8 @@ class Value:
     kind: Kind
     origin: Origin = Origin.RAW
     evidence: Evidence = ()
-    python_int: bool = True  # a scalar that is a plain Python int (not `np.uint64(...)`)
+    python_int: bool = True  # a scalar that is a plain Python int (not `np.uint64(...)`, not an array element)
+    array: bool = False  # a SEQ that is a tensor or array (its elements are numpy/torch scalars)
     table_name: bool = True  # NAMED only: the name says "table" (plural, or `*_ptr_list`), not one pointer
 
     @property
@@ -68,6 +69,7 @@ class Value:
         return replace(self, evidence=_ev(self.evidence, node, message))
 
 
+PROVISIONAL = object()  # marks a memoised answer read before its cycle was settled
 INDEX_SCALAR = Value(Kind.SCALAR, Origin.INDEX)
 INDEX_SEQ = Value(Kind.SEQ, Origin.INDEX)
 TWO_64 = 1 << 64
@@ -97,14 +99,28 @@ class ModuleFacts:
         self._class_memo: dict[tuple[Key, bool], Value | None] = {}
         self._expr_memo: dict[int, Value | None] = {}
         self._in_progress: set[tuple] = set()
-        self._cycle_hits: list[tuple] = []
+        self._cycle_hits: list[object] = []
+        self._iteration = 0
+        self._querying = False
+        self._changed = False
+        self._fresh: list[tuple[dict, object]] = []
         self._torch_memo: dict[Key, bool] = {}
         self._in_progress_funcs: set[int] = set()
-        self._bound: list[dict[Key, Value | None]] = []  # parameter values of the calls being evaluated
+        # frames of the calls being evaluated with their arguments bound: (parameter values, expression
+        # memo, class memo); a function's returns are evaluated once per signature of its arguments
+        self._bound: list[tuple[dict[Key, Value | None], dict, dict]] = []
+        self._return_memo: dict[tuple, Value | None] = {}
         for creation in collector.creations:
             target = collector.targets.get(id(creation.call))
             if target is not None:
                 creation.target_name, creation.target_node = target
+        self._locations: dict[Key, list[Key]] = {}  # creation -> roots of the names/attributes it was stored in
+        self._stored: dict[Key, list[Key]] = {}  # location root -> creations stored in it
+        for location, creation_key in collector.flows:
+            root = self._root(location)
+            if root not in self._locations.setdefault(creation_key, []):
+                self._locations[creation_key].append(root)
+                self._stored.setdefault(root, []).append(creation_key)
         self._passes, self._elements_of, self._like_copies = self._index_flows()
 
     # ----- indexes built once --------------------------------------------------------------------
@@ -165,30 +181,63 @@ class ModuleFacts:
     def value(self, expr: ast.AST | None) -> Value | None:
         if expr is None:
             return None
-        if self._bound:
-            return self._value(expr)
-        return self._memoised(("e", id(expr)), self._expr_memo, id(expr), lambda: self._value(expr))
+        if not self._querying:
+            return self._query(lambda: self.value(expr))
+        depth = len(self._bound)
+        memo = self._bound[-1][1] if depth else self._expr_memo
+        return self._memoised(("e", id(expr), depth), memo, id(expr), lambda: self._value(expr))
+
+    # Values depend on each other in cycles (a buffer's class reads an expression that reads the
+    # buffer). Memoised answers are *provisional* when they met an unfinished computation or read a
+    # provisional answer; a top-level query re-runs until no provisional answer changes (values only
+    # grow: unknown < index < named < wrapped < raw), then its answers are final.
+    MAX_ITERATIONS = 8
+
+    def _query(self, compute):  # type: ignore[no-untyped-def]
+        self._querying = True
+        try:
+            for _ in range(self.MAX_ITERATIONS):
+                self._iteration += 1
+                self._changed = False
+                self._fresh = []
+                result = compute()
+                if not self._changed:
+                    break
+            for memo, key in self._fresh:  # a fixpoint: what this last round computed is final
+                value, iteration, provisional = memo[key]
+                if provisional and iteration == self._iteration:
+                    memo[key] = (value, iteration, False)
+        finally:
+            self._querying = False
+            self._fresh = []
+            self._cycle_hits.clear()
+        return result
 
     def _memoised(self, token: tuple, memo: dict, key: object, compute):  # type: ignore[no-untyped-def]
-        """Compute once. A lookup that meets a computation still in progress (a cycle) answers None;
-        a result that depended on such an answer for anything but itself is not stored, so an
-        incomplete answer is never served later."""
-        if key in memo:
-            return memo[key]
-        if token in self._in_progress:
+        entry = memo.get(key)
+        if entry is not None and (not entry[2] or entry[1] == self._iteration):
+            if entry[2]:
+                self._cycle_hits.append(PROVISIONAL)
+            return entry[0]
+        if token in self._in_progress:  # a cycle: the last round's answer (or unknown) for now
             self._cycle_hits.append(token)
-            return None
+            return entry[0] if entry is not None else None
         self._in_progress.add(token)
         mark = len(self._cycle_hits)
         try:
             result = compute()
         finally:
             self._in_progress.discard(token)
-        hits = self._cycle_hits[mark:]
-        if not any(hit in self._in_progress for hit in hits):
-            memo[key] = result
+        provisional = any(hit is PROVISIONAL or hit in self._in_progress for hit in self._cycle_hits[mark:])
+        if (entry[0] if entry is not None else None) != result:
+            self._changed = self._changed or provisional or entry is not None
+        memo[key] = (result, self._iteration, provisional)
+        if provisional:
+            self._fresh.append((memo, key))
         if not self._in_progress:
             self._cycle_hits.clear()
+        elif provisional:
+            self._cycle_hits.append(PROVISIONAL)  # whoever reads this answer is provisional too
         return result
 
     # kept for rules written against the first model: the kind and evidence of a pointer value
@@ -290,7 +339,8 @@ class ModuleFacts:
             return None
         if is_slice_subscript(expr):
             return inner
-        return inner.as_kind(Kind.SCALAR)
+        element = inner.as_kind(Kind.SCALAR)
+        return replace(element, python_int=False) if inner.array else element
 
     def _struct_wrap(self, unpack: ast.Call) -> Value | None:
         """``struct.unpack("<q", struct.pack("<Q", p))[0]``: the signed int with the address's bits."""
@@ -392,11 +442,12 @@ class ModuleFacts:
             if method in PASSTHROUGH_METHODS:
                 inner = self.value(func.value)
                 if inner is not None and inner.kind is Kind.SEQ:
-                    return inner
+                    return replace(inner, array=False) if method == "tolist" else inner  # a list of Python ints
                 return None
             if method == "item":
                 inner = self.value(func.value)
-                return inner.as_kind(Kind.SCALAR) if inner is not None else None
+                return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
+
             if method in _SIZE_METHODS:
                 return INDEX_SCALAR
         qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
@@ -439,53 +490,59 @@ class ModuleFacts:
 
     def _returned_value(self, function: FunctionNode, call: ast.Call | None, index: int | None = None) -> Value | None:
         """What a module function returns for this call: its return expressions, with the call's
-        arguments bound to the parameters (so a wrapping helper wraps the caller's address)."""
-        if id(function) in self._in_progress_funcs or len(self._bound) > 3:
+        arguments bound to the parameters (so a wrapping helper wraps the caller's address).
+        Evaluated once per function and signature of the known argument values."""
+        if id(function) in self._in_progress_funcs or len(self._bound) >= 2:
             return None
         bound: dict[Key, Value | None] = {}
         if call is not None:
             scope_id = self.c.function_scopes.get(id(function))
             if scope_id is not None:
                 for param, arg in self._bind_arguments(function, call):
-                    bound[("n", scope_id, param)] = self.value(arg)
-        self._in_progress_funcs.add(id(function))
-        self._bound.append(bound)
-        try:
-            values = []
-            for ret in self.c.returns.get(id(function), []):
-                if index is not None:
-                    if not isinstance(ret, ast.Tuple) or index >= len(ret.elts):
-                        continue
-                    if any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1]):
-                        continue
-                    ret = ret.elts[index]
-                values.append(self.value(ret))
-            return _strongest(values)
-        finally:
-            self._bound.pop()
-            self._in_progress_funcs.discard(id(function))
+                    value = self.value(arg)
+                    if value is not None:
+                        bound[("n", scope_id, param)] = value
+        signature = tuple(sorted((k[2], v.kind.value, int(v.origin), v.python_int) for k, v in bound.items() if v))
+        memo_key = (id(function), index, signature)
+
+        def compute() -> Value | None:
+            self._in_progress_funcs.add(id(function))
+            if bound:  # with no known argument, the function's own (memoised) view of its parameters applies
+                self._bound.append((bound, {}, {}))
+            try:
+                values = []
+                for ret in self.c.returns.get(id(function), []):
+                    if index is not None:
+                        if not isinstance(ret, ast.Tuple) or index >= len(ret.elts):
+                            continue
+                        if any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1]):
+                            continue
+                        ret = ret.elts[index]
+                    values.append(self.value(ret))
+                return _strongest(values)
+            finally:
+                if bound:
+                    self._bound.pop()
+                self._in_progress_funcs.discard(id(function))
+
+        return self._memoised(("r", memo_key), self._return_memo, memo_key, compute)
 
     # ----- values of storage (alias classes) -------------------------------------------------------
     def _key_value(self, key: Key | None) -> Value | None:
         if key is None:
             return None
-        for bound in reversed(self._bound):
+        for bound, _, _ in reversed(self._bound):
             if key in bound:
                 return bound[key]
         return self.class_value(self._root(key))
 
     def class_value(self, root: Key, writes_only: bool = False) -> Value | None:
         memo_key = (root, writes_only)
-        if self._bound:
-            if ("k", memo_key) in self._in_progress:
-                return None
-            self._in_progress.add(("k", memo_key))
-            try:
-                return self._compute_class_value(root, writes_only)
-            finally:
-                self._in_progress.discard(("k", memo_key))
-        return self._memoised(("k", memo_key), self._class_memo, memo_key,
-                              lambda: self._compute_class_value(root, writes_only))
+        if not self._querying:
+            return self._query(lambda: self.class_value(root, writes_only))
+        depth = len(self._bound)
+        memo = self._bound[-1][2] if depth else self._class_memo
+        return self._memoised(("k", memo_key, depth), memo, memo_key, lambda: self._compute_class_value(root, writes_only))
 
     def contributions(self, root: Key, writes_only: bool = False) -> Iterator[tuple[Value | None, bool]]:
         """Every value written into (or bound to) the class: ``(value, is_write)``."""
@@ -525,12 +582,22 @@ class ModuleFacts:
                     if part is not None:
                         value = self.value(part)
                         yield (value.as_kind(Kind.SEQ) if value is not None else None), True
+                for location in self._locations.get(key, []):  # written through the names it was stored in
+                    yield from self.contributions(location, writes_only=True)
             if writes_only:
                 continue
             if creation is not None:
                 named = self.name_evidence(creation)
                 if named is not None:
                     yield named, False
+            stored = [self.holding(c.creation_by_id[k[1]]) for k in self._stored.get(key, []) if k[1] in c.creation_by_id]
+            if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
+                # a field that holds addresses for some instances and data for others (`handle.data`):
+                # reading it says nothing about one read
+                yield None, False
+            else:  # reading a location sees what was stored in it
+                for value in stored:
+                    yield value, False
             for binding in c.bindings.get(key, []):
                 yield self._binding_value(binding), False
 
@@ -577,7 +644,7 @@ class ModuleFacts:
     def holding(self, creation: Creation) -> Value | None:
         """The value of what a creation makes: RAW, WRAPPED, NAMED (name evidence only) or INDEX."""
         value = self.class_value(self._root(creation.key))
-        return value.as_kind(Kind.SEQ) if value is not None else None
+        return replace(value, kind=Kind.SEQ, array=True) if value is not None else None
 
     def name_evidence(self, creation: Creation) -> Value | None:
         """What the names say: the creation's target, its data argument, or the field it fills."""
@@ -602,13 +669,16 @@ class ModuleFacts:
 
     def like_copies(self, creation: Creation) -> list[Creation]:
         """``*_like``/``new_*`` copies of this creation's buffer (they inherit its dtype)."""
-        return self._like_copies.get(self._root(creation.key), [])
+        roots = [self._root(creation.key), *self._locations.get(creation.key, [])]
+        return [copy for root in roots for copy in self._like_copies.get(root, [])]
 
     def unsafe_uses(self, key: Key) -> list[tuple[ast.AST, str]]:
-        root = self._root(key)
+        """Uses of a buffer that uint64 lacks, through any name or attribute it was stored in."""
+        roots = [self._root(key), *self._locations.get(key, [])]
         uses: list[tuple[ast.AST, str]] = []
-        for member in self.groups.get(root, [root]):
-            uses.extend(self.c.unsafe.get(member, []))
+        for root in roots:
+            for member in self.groups.get(root, [root]):
+                uses.extend(self.c.unsafe.get(member, []))
         return uses
 
     # ----- numpy arrays and torch tensors ------------------------------------------------------------
@@ -670,7 +740,22 @@ class ModuleFacts:
         return result
 
     def _is_torch_annotation(self, annotation: ast.AST) -> bool:
-        return any("torch.Tensor" in self.c.qualified_names(node) for node in _walk_names(annotation))
+        """``torch.Tensor``, ``Optional[torch.Tensor]``, ``torch.Tensor | None``; not ``dict[str, torch.Tensor]``."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return False
+        if isinstance(annotation, (ast.Name, ast.Attribute)):
+            return "torch.Tensor" in self.c.qualified_names(annotation)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return self._is_torch_annotation(annotation.left) or self._is_torch_annotation(annotation.right)
+        if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in ("Optional", "Union", "Annotated"):
+            inner = annotation.slice
+            items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return any(self._is_torch_annotation(item) for item in items[:1] if attr_name(annotation.value) == "Annotated") \
+                or (attr_name(annotation.value) != "Annotated" and any(self._is_torch_annotation(i) for i in items))
+        return False
 
     def _is_factory_value(self, expr: ast.AST) -> bool:
         c = self.c
@@ -704,15 +789,6 @@ def _looks_like_base(node: ast.AST, names: NamePatterns) -> bool:
     """An untraced operand named like a base address (``base``, ``pool_start``, ``base_ptr``)."""
     name = attr_name(node)
     return name is not None and (bool(_BASE_WORDS.search(name)) or names.is_pointer_name(name))
-
-
-def _walk_names(node: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        yield node
-        if isinstance(node, ast.Attribute):
-            return
-    for child in ast.iter_child_nodes(node):
-        yield from _walk_names(child)
 
 
 def _ev(evidence: Evidence, node: ast.AST, message: str) -> Evidence:

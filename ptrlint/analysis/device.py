@@ -1,0 +1,192 @@
+"""Device code: kernels written in Triton, CuTe DSL, numba.cuda, Warp or cuda.tile.
+
+A kernel body runs (or is traced) on the device: it cannot create or fill a torch tensor or a
+numpy array, so it holds no evidence and no finding. Kernel-heavy files are mostly such bodies
+(two thirds of flashinfer's syntax nodes), and parsing is most of the cost of a cold run, so the
+engine blanks kernel bodies *in the text* before CPython parses it: every line of a body becomes
+empty except the first, which becomes ``...``. Lines, columns and everything outside the bodies
+stay as they were. The blanking is textual (decorator lines, then indentation), so it is checked
+against the tree it produces; any doubt means the file is parsed whole (:func:`parse_host`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable
+
+# Decorator spellings (the dotted callee, with or without a call) that make a function device code.
+DEVICE_DECORATORS = frozenset({
+    "triton.jit", "triton.autotune", "triton.heuristics", "gluon.jit",
+    "cute.jit", "cute.kernel", "cute.experimental.jit", "cute.experimental.kernel",
+    "cutlass.cute.jit", "cutlass.cute.kernel",
+    "cuda.jit", "numba.cuda.jit", "wp.kernel", "warp.kernel", "ct.kernel",
+})
+_DECORATOR_LINE = re.compile(r"^([ \t]*)@[ \t]*([A-Za-z_][\w.]*)")
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]")
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def is_device_decorator(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return _dotted(target) in DEVICE_DECORATORS
+
+
+def is_device_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        is_device_decorator(d) for d in node.decorator_list
+    )
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """``text`` with every device function body blanked, and the (first, last) 1-based line of
+    each blanked body; None when there is nothing to blank."""
+    if "@" not in text:
+        return None
+    lines = _LINES.findall(text)
+    out = list(lines)
+    blanked: list[tuple[int, int]] = []
+    n = len(lines)
+    i = 0
+    while i < n:
+        match = _DECORATOR_LINE.match(lines[i])
+        if not match or match.group(2) not in DEVICE_DECORATORS:
+            i += 1
+            continue
+        indent = match.group(1)
+        header = _def_line(lines, i, indent)
+        header_end = _statement_end(lines, header) if header is not None else None
+        if header_end is None or not lines[header_end].split("#", 1)[0].rstrip().endswith(":"):
+            i += 1
+            continue
+        start, last, k = header_end + 1, None, header_end + 1
+        while k < n:  # the body: every following line indented deeper, blank or a comment
+            stripped = lines[k].strip()
+            if stripped and not stripped.startswith("#"):
+                if len(_indent_of(lines[k]).expandtabs()) <= len(indent.expandtabs()):
+                    break
+                last = k
+            k += 1
+        if last is None:
+            i = start
+            continue
+        body_indent = _indent_of(lines[start]) if lines[start].strip() else indent + "    "
+        for line_no in range(start, last + 1):
+            newline = lines[line_no][len(lines[line_no].rstrip("\r\n")):]
+            out[line_no] = body_indent + "..." + newline if line_no == start else newline
+        blanked.append((start + 1, last + 1))
+        i = last + 1
+    return ("".join(out), blanked) if blanked else None
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+_TRIPLE = ("'" * 3, '"' * 3)
+
+
+def _brackets(line: str) -> int | None:
+    """Net bracket depth change of one line, skipping one-line strings and the comment; None for
+    anything unclear (triple quotes, a backslash continuation)."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            if line[i:i + 3] in _TRIPLE:
+                return None
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        i += 1
+    if quote or line.rstrip("\r\n").endswith("\\"):
+        return None
+    return depth
+
+
+def _statement_end(lines: list[str], start: int) -> int | None:
+    """The last line of the logical line that begins at ``start``."""
+    depth = 0
+    for k in range(start, min(start + 80, len(lines))):
+        delta = _brackets(lines[k])
+        if delta is None:
+            return None
+        depth += delta
+        if depth < 0:
+            return None
+        if depth == 0:
+            return k
+    return None
+
+
+def _def_line(lines: list[str], first: int, indent: str) -> int | None:
+    """The ``def`` that a stack of decorators starting at ``first`` belongs to."""
+    k = first
+    while k < len(lines) and k < first + 80:
+        line = lines[k]
+        if _DEF_LINE.match(line) and _indent_of(line) == indent:
+            return k
+        if not line.strip() or line.lstrip().startswith("#"):
+            k += 1
+            continue
+        if not line.lstrip().startswith("@") or _indent_of(line) != indent:
+            return None
+        end = _statement_end(lines, k)
+        if end is None:
+            return None
+        k = end + 1
+    return None
+
+
+def parse_host(text: str, parse: Callable[[str], ast.Module]) -> ast.Module:
+    """Parse ``text`` with device bodies blanked when the result checks out, else as it is."""
+    blanked = blank_device_bodies(text)
+    if blanked is None:
+        return parse(text)
+    new_text, bodies = blanked
+    try:
+        tree = parse(new_text)
+    except Exception:  # noqa: BLE001 - the blanking went wrong: the real text decides
+        return parse(text)
+    if _checks_out(tree, bodies):
+        return tree
+    return parse(text)
+
+
+def _checks_out(tree: ast.Module, bodies: list[tuple[int, int]]) -> bool:
+    """Every blanked range is the body of one device function, now a single ``...``."""
+    found: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            found[node.body[0].lineno] = node
+    for first, last in bodies:
+        node = found.get(first)
+        if node is None or not is_device_function(node) or len(node.body) != 1:
+            return False
+        stmt = node.body[0]
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis):
+            return False
+        if (node.end_lineno or 0) > last:
+            return False
+    return True

@@ -1,0 +1,85 @@
+"""Kernel bodies are blanked before parsing: same findings, same positions, never a wrong tree."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from ptrlint.analysis.device import blank_device_bodies, parse_host
+from ptrlint.config import Config
+from ptrlint.engine import analyse, analyse_tree, select_codes
+
+ALL = select_codes(["ALL"], [], [])
+MODULE = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def copy_kernel(src_ptrs, dst_ptrs, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.load(src_ptrs + pid).to(tl.pointer_type(tl.uint8))
+    # a comment inside the kernel
+    offs = tl.arange(0, BLOCK)
+
+    tl.store(tl.load(dst_ptrs + pid).to(tl.pointer_type(tl.uint8)) + offs, tl.load(src + offs))
+
+
+class Launcher:
+    @cute.jit
+    def __call__(self, table_ptr):
+        x = table_ptr + 1
+        return x
+
+    def tables(self, blocks):
+        return torch.tensor([b.data_ptr() for b in blocks], dtype=torch.int64)
+'''
+
+
+def test_bodies_are_blanked_and_lines_kept():
+    blanked = blank_device_bodies(MODULE)
+    assert blanked is not None
+    text, bodies = blanked
+    assert len(bodies) == 2
+    assert text.count("\n") == MODULE.count("\n")
+    assert "tl.store" not in text and "x = table_ptr" not in text
+    assert text.splitlines()[-1] == MODULE.splitlines()[-1]
+    tree = parse_host(MODULE, ast.parse)
+    kernel = tree.body[3]
+    assert isinstance(kernel, ast.FunctionDef) and ast.unparse(kernel.body) == "..."
+
+
+def test_findings_are_the_same_as_with_the_whole_tree():
+    whole = analyse_tree(ast.parse(MODULE), MODULE, "m.py", Config(), ALL)
+    host = analyse(MODULE, "m.py", Config(), ALL)
+    assert [(f.line, f.column, f.code) for f in host] == [(f.line, f.column, f.code) for f in whole] != []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a docstring whose lines start at column 0 ends the indentation scan early: the file is parsed whole
+        'import triton\n@triton.jit\ndef k(x):\n    s = """\ncol zero\n"""\n    return s\n',
+        # a body on the header line, strings in the header, a decorator that is not a kernel's
+        "import triton\n@triton.jit\ndef k(x): return x\n",
+        'import triton\n@triton.jit\ndef k(x: "tl.tensor") -> None:\n    pass\n',
+        "import functools\n@functools.cache\ndef k(x):\n    return x\n",
+    ],
+)
+def test_doubtful_blanking_falls_back_to_the_whole_text(source):
+    tree = parse_host(source, ast.parse)
+    assert ast.dump(tree) == ast.dump(ast.parse(source)) or all(
+        ast.unparse(n.body) == "..." for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+    )
+    assert analyse(source, "m.py", Config(), ALL) == analyse_tree(ast.parse(source), source, "m.py", Config(), ALL)
+
+
+def test_a_syntax_error_outside_kernels_is_still_reported():
+    source = "import triton\n@triton.jit\ndef k(x):\n    return x\nsrc_ptrs = torch.zeros(\n"
+    from ptrlint.engine import ParseError
+
+    with pytest.raises(ParseError):
+        analyse(source, "m.py", Config(), ALL)
