@@ -25,7 +25,7 @@ CACHEDIR_TAG = (
 )
 
 
-CACHE_FORMAT = "2"  # bump when the stored findings change shape (2: fixes carry intents)
+CACHE_FORMAT = "3"  # bump when the stored findings change shape (2: fixes carry intents; 3: index extras)
 
 
 class Cache:
@@ -33,8 +33,9 @@ class Cache:
         self.directory = directory
 
     @staticmethod
-    def key(data: bytes, settings: "Settings") -> str:
+    def key(data: bytes, settings: "Settings", kind: str = "lint") -> str:
         h = hashlib.sha256()
+        h.update(kind.encode())
         h.update(__version__.encode())
         h.update(CACHE_FORMAT.encode())
         h.update(settings.config.fingerprint().encode())
@@ -47,21 +48,28 @@ class Cache:
         return os.path.join(self.directory, key[:2], key[2:] + ".json")
 
     def get(self, key: str, path: str) -> list[Finding] | None:
+        entry = self.get_entry(key, path)
+        return entry[0] if entry is not None else None
+
+    def get_entry(self, key: str, path: str) -> tuple[list[Finding], dict] | None:
+        """(findings, extra): extra carries what the project index stored beside them."""
         try:
             with open(self._path(key), encoding="utf-8") as handle:
                 data = json.load(handle)
-            return [Finding.from_json({**item, "path": path}) for item in data]
+            if isinstance(data, list):
+                data = {"findings": data, "extra": {}}
+            return [Finding.from_json({**item, "path": path}) for item in data["findings"]], data.get("extra", {})
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], extra: dict | None = None) -> None:
         try:
             self._ensure_dir()
             target = self._path(key)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump([f.to_json() for f in findings], handle)
+                json.dump({"findings": [f.to_json() for f in findings], "extra": extra or {}}, handle)
             os.replace(tmp, target)
         except OSError:
             pass  # a read-only tree simply runs uncached

@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdin-filename", default=None, metavar="PATH", help="name to report for '-' (stdin)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write .ptrlint_cache/")
+    p.add_argument("--no-project-index", action="store_true",
+                   help="analyse each file alone (no evidence from the other modules of its project)")
     p.add_argument("--statistics", action="store_true", help="print the number of findings per code")
     p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text format)")
     p.add_argument("--version", action="version", version=f"ptrlint {__version__}")
@@ -114,6 +116,7 @@ def _main(argv: list[str]) -> int:
         diff=args.diff,
         cache_dir=cache_dir,
         render_edits=args.format in ("json", "sarif"),  # these formats carry each fix's edits
+        project_index=not args.no_project_index,
     )
 
     if use_stdin:

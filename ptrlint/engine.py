@@ -23,7 +23,8 @@ from typing import Iterable, Sequence
 from .analysis.device import parse_host
 from .analysis.names import AnalysisOptions, NamePatterns
 from .analysis.source import SourceMap
-from .analysis.values import collect
+from .analysis.facts import ModuleContext
+from .analysis.values import Location, ModuleFacts, collect
 from .cache import Cache
 from .config import DEFAULT_POINTER_NAMES, Config
 from .model import FileError, FileResult, Finding, Fix, Related
@@ -73,6 +74,7 @@ class Settings:
     cache_dir: str | None = None
     prefilter: bool = True
     render_edits: bool = False  # fill in every fix's text edits (JSON/SARIF output, LSP): costs a libcst parse
+    project_index: bool = True  # evidence across the modules of a project (ptrlint/project/)
 
     @property
     def fixing(self) -> bool:
@@ -105,10 +107,22 @@ def prefilter(text: str, config: Config) -> bool:
     identifier in the file. Sites: see ``names.site_regex``
     (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
     """
-    regex, custom, literals, sites = _prefilter_parts(config)
-    if not _has_evidence(text, regex, custom, literals):
-        return False
-    return sites.search(text) is not None
+    return has_evidence(text, config) and has_site(text, config)
+
+
+def has_evidence(text: str, config: Config) -> bool:
+    """The text holds a pointer source or a pointer-named identifier (see :func:`prefilter`)."""
+    regex, custom, literals, _sites = _prefilter_parts(config)
+    return _has_evidence(text, regex, custom, literals)
+
+
+def has_site(text: str, config: Config) -> bool:
+    """The text holds a place where a finding can be reported (see :func:`prefilter`).
+
+    With the project index, a file with a site but no evidence of its own is analysed when its
+    imports reach evidence in other modules, or other modules write addresses into its classes.
+    """
+    return _prefilter_parts(config)[3].search(text) is not None
 
 
 def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[str], ...], literals: tuple[str, ...]) -> bool:
@@ -156,19 +170,63 @@ def parse(text: str) -> ast.Module:
         raise ParseError(f"cannot parse: {exc}") from exc
 
 
-def analyse(text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
+def analyse(text: str, path: str, config: Config, enabled: frozenset[str], view: object | None = None) -> list[Finding]:
     """Findings of one decoded source text, with fix intents (raises ParseError).
 
     Kernel bodies (Triton, CuTe DSL, ...) are blanked before parsing when that checks out: they
-    hold no host tensors, and they are most of a kernel-heavy file (analysis/device.py).
+    hold no host tensors, and they are most of a kernel-heavy file (analysis/device.py). ``view``
+    (a ``project.view.ProjectView``) answers what other modules of the project say.
     """
-    return analyse_tree(parse_host(text, parse), text, path, config, enabled)
+    return analyse_module(text, path, config, enabled, view).findings
+
+
+@dataclass
+class Analysis:
+    findings: list[Finding]
+    summary: object | None = None  # project.summary.ModuleSummary
+    consulted: dict[str, str] | None = None
+    wanted: set[str] | None = None
+
+
+def module_context(path: str, view: object | None) -> ModuleContext:
+    """The module a file is (dotted name, for relative imports) and its view of the project."""
+    if view is None or path in ("-", ""):
+        return ModuleContext()
+    from .project.layout import module_name, search_bases
+
+    name, is_package = module_name(path)
+    return ModuleContext(name, is_package, view.for_module(name, search_bases(path)))  # type: ignore[attr-defined]
+
+
+def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], view: object | None = None,
+                   summary: bool = False, only_summary: bool = False,
+                   summary_names: frozenset[str] | None = None) -> Analysis:
+    """Findings (unless ``only_summary``) and, with ``summary``, the module's summary for the index."""
+    module = parse_host(text, parse)
+    context = module_context(path, view)
+    facts = collect(module, analysis_options(config), context)
+    source = SourceMap(text)
+    findings = [] if only_summary else analyse_facts(facts, module, source, path, config, enabled)
+    result = Analysis(findings)
+    if summary and context.view is not None:
+        from .project.summary import summarise
+
+        result.summary = summarise(facts, context.module, os.path.abspath(path), source, summary_names)
+    if context.view is not None:
+        result.consulted = dict(context.view.consulted)  # type: ignore[attr-defined]
+        result.wanted = set(context.view.wanted)  # type: ignore[attr-defined]
+    return result
 
 
 def analyse_tree(module: ast.Module, text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
-    """Findings of a parsed module: one fact-collecting traversal, then every enabled rule queries it."""
+    """Findings of a parsed module, without the project index."""
     facts = collect(module, analysis_options(config))
-    source = SourceMap(text)
+    return analyse_facts(facts, module, SourceMap(text), path, config, enabled)
+
+
+def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, path: str, config: Config,
+                  enabled: frozenset[str]) -> list[Finding]:
+    """One fact-collecting traversal is done; every enabled rule queries it."""
     ctx = RuleContext(module=module, facts=facts, source=source, config=config)
     ignored = per_file_ignored(path, config)
     findings: list[Finding] = []
@@ -185,11 +243,26 @@ def analyse_tree(module: ast.Module, text: str, path: str, config: Config, enabl
                 intents = diag.intents()
                 if intents:
                     fix = Fix(diag.safe, tuple(sorted(set(intents))), diag.fix_title)
-            related = tuple(Related(*source.line_column(source.start(node)), message) for node, message in diag.evidence)
+            related = tuple(_related(source, node, message) for node, message in diag.evidence)
             findings.append(Finding(path, start_line, start_column, end_line, end_column, rule_cls.code,
                                     rule_cls.name, diag.message, fix, related))
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _related(source: SourceMap, node: object, message: str) -> Related:
+    if isinstance(node, Location):  # evidence in another module of the project
+        return Related(node.line, node.column, message, display_path(node.path))
+    return Related(*source.line_column(source.start(node)), message)  # type: ignore[arg-type]
+
+
+def display_path(path: str) -> str:
+    """As the user would write it: relative to the working directory when below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
 
 
 def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
@@ -249,16 +322,29 @@ def decode(data: bytes) -> tuple[str, str]:
     return data.decode(encoding), encoding
 
 
-def process_text(text: str, path: str, settings: Settings) -> FileResult:
-    """Lint (and with settings.fixing, fix) one decoded text; never raises."""
+def process_text(text: str, path: str, settings: Settings, view: object | None = None,
+                 summary: bool = False, summary_names: frozenset[str] | None = None) -> FileResult:
+    """Lint (and with settings.fixing, fix) one decoded text; never raises.
+
+    With the project index on and no ``view`` given, a text that belongs to a file of a project
+    (the LSP's open document, ``--stdin-filename``, flake8) is analysed with what the project's
+    other modules say, read from disk (``project.index.lint_text``).
+    """
+    if view is None and settings.project_index and os.path.isfile(path):
+        from .project.index import lint_text
+
+        return lint_text(text, path, settings)
     result = FileResult(path=path)
     try:
         if settings.prefilter and not prefilter(text, settings.config):
             return result
-        findings = analyse(text, path, settings.config, settings.enabled)
+        analysis = analyse_module(text, path, settings.config, settings.enabled, view, summary=summary,
+                                  summary_names=summary_names)
+        findings = analysis.findings
+        result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
         final_text = text
         if settings.fixing and any(_applicable(f, settings) for f in findings):
-            new_text, fixed, findings = fix_loop(text, path, settings, findings)
+            new_text, fixed, findings = fix_loop(text, path, settings, findings, view)
             if new_text != text:
                 result.new_text = final_text = new_text
                 result.fixed = fixed
@@ -279,7 +365,8 @@ def _applicable(finding: Finding, settings: Settings) -> bool:
     return finding.fix is not None and (finding.fix.safe or settings.unsafe_fixes)
 
 
-def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding]) -> tuple[str, int, list[Finding]]:
+def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding],
+             view: object | None = None) -> tuple[str, int, list[Finding]]:
     """Apply fixes until none applies; every intermediate text must parse. Returns (text, fixed, remaining)."""
     fixed = 0
     for _ in range(MAX_FIX_ITERATIONS):
@@ -295,7 +382,7 @@ def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding]) 
             raise RuntimeError(f"a fix produced invalid Python ({exc.message}); nothing was written") from exc
         text = new_text
         fixed += applied
-        findings = analyse(text, path, settings.config, settings.enabled)
+        findings = analyse(text, path, settings.config, settings.enabled, view)
     return text, fixed, findings
 
 
@@ -340,13 +427,17 @@ def process_file(path: str, settings: Settings) -> FileResult:
     return quick if quick is not None else _lint_file(path, settings)
 
 
-def _lint_file(path: str, settings: Settings) -> FileResult:
+def _lint_file(path: str, settings: Settings, view: object | None = None, summary: bool = False,
+               text_override: str | None = None, summary_names: frozenset[str] | None = None) -> FileResult:
     """The parsing path of process_file (the caller has tried quick_result already)."""
     read = _read(path)
     if isinstance(read, FileResult):
         return read
     real, data, text, encoding = read
-    result = process_text(text, path, replace(settings, prefilter=False))
+    if text_override is not None:
+        text = text_override
+    result = process_text(text, path, replace(settings, prefilter=False, project_index=view is not None), view, summary,
+                          summary_names)
     if result.error is None and result.new_text is not None:
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)
@@ -357,7 +448,7 @@ def _lint_file(path: str, settings: Settings) -> FileResult:
                 result.error = FileError(path, str(exc))
             except OSError as exc:
                 result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
-    if settings.cache_dir and result.error is None and result.new_text is None:
+    if settings.cache_dir and result.error is None and result.new_text is None and view is None:
         Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
     return result
 
@@ -392,6 +483,10 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
     process is still reading and prefiltering. A run with fewer than ``POOL_MIN_FILES`` files to
     parse (a warm run, one file from pre-commit) never starts a pool.
     """
+    if settings.project_index:
+        from .project.index import ProjectRun
+
+        return ProjectRun(paths, settings, jobs).run()
     results: list[FileResult | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     pending: list[int] = []

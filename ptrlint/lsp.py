@@ -16,7 +16,7 @@ from typing import Any
 try:
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
-    from pygls.uris import to_fs_path
+    from pygls.uris import from_fs_path, to_fs_path
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise SystemExit("ptrlint lsp needs pygls: pip install 'ptrlint[lsp]'") from exc
 
@@ -59,6 +59,14 @@ def _range(lines: list[str], start: tuple[int, int], end: tuple[int, int], codec
     return types.Range(start=_position(lines, *start, codec), end=_position(lines, *end, codec))
 
 
+def _related_location(r: Any, uri: str, lines: list[str], codec: Any) -> types.Location:
+    """Evidence in this document, or in another module (found through the project index)."""
+    if r.path is None:
+        return types.Location(uri=uri, range=_range(lines, (r.line, r.column), (r.line, r.column), codec))
+    point = types.Position(line=max(0, r.line - 1), character=max(0, r.column - 1))  # code points; close enough
+    return types.Location(uri=from_fs_path(str(Path(r.path).resolve())) or r.path, range=types.Range(start=point, end=point))
+
+
 def lint(ls: PtrlintServer, uri: str) -> None:
     document = ls.workspace.get_text_document(uri)
     path = to_fs_path(uri) or uri
@@ -82,10 +90,7 @@ def lint(ls: PtrlintServer, uri: str) -> None:
             source=SOURCE,
             data={"index": i},
             related_information=[
-                types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=uri, range=_range(lines, (r.line, r.column), (r.line, r.column), codec)),
-                    message=r.message,
-                )
+                types.DiagnosticRelatedInformation(location=_related_location(r, uri, lines, codec), message=r.message)
                 for r in f.related
             ],
         )

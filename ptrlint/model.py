@@ -97,14 +97,16 @@ class Fix:
 
 @dataclass(frozen=True)
 class Related:
-    """One piece of evidence: where a pointer value comes from or is stored."""
+    """One piece of evidence: where a pointer value comes from or is stored. ``path`` is set when
+    the evidence lies in another module (found through the project index)."""
 
     line: int
     column: int
     message: str
+    path: str | None = None
 
     def to_json(self, path: str) -> dict[str, Any]:
-        return {"path": path, "line": self.line, "column": self.column, "message": self.message}
+        return {"path": self.path or path, "line": self.line, "column": self.column, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,10 @@ class Finding:
             name=data["name"],
             message=data["message"],
             fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
-            related=tuple(Related(r["line"], r["column"], r["message"]) for r in data.get("related", [])),
+            related=tuple(
+                Related(r["line"], r["column"], r["message"], r["path"] if r.get("path") != data["path"] else None)
+                for r in data.get("related", [])
+            ),
         )
 
 
@@ -173,3 +178,7 @@ class FileResult:
     fixed: int = 0
     new_text: str | None = None
     diff: str = ""
+    # project index: what this module tells the others, what it read of them, what it asked for
+    summary: Any = None
+    consulted: dict[str, str] | None = None
+    wanted: set[str] | None = None

@@ -24,7 +24,7 @@ def text(findings: list[Finding], errors: list[FileError], show_evidence: bool =
         lines.append(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}{marker}")
         if show_evidence:
             for r in f.related:
-                lines.append(f"    {f.path}:{r.line}:{r.column}: {r.message}")
+                lines.append(f"    {r.path or f.path}:{r.line}:{r.column}: {r.message}")
     for e in errors:
         where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
         lines.append(f"{where}: E999 {e.message}")
@@ -131,7 +131,7 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
                     "id": i,
                     "message": {"text": r.message},
                     "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(f.path)},
+                        "artifactLocation": {"uri": _uri(r.path or f.path)},
                         "region": {"startLine": r.line, "startColumn": r.column},
                     },
                 }

@@ -28,6 +28,7 @@ from ..names import (
     classify_qualified_dtype,
     classify_string_dtype,
 )
+from ..project.layout import resolve_relative
 from .device import is_device_function
 from .names import AnalysisOptions
 from .scopes import LiteScope
@@ -215,6 +216,16 @@ _AUG_ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift,
 _ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
 
 
+@dataclass
+class ModuleContext:
+    """Where the module lives: its dotted name (for relative imports and the names of its classes)
+    and, through the project index, what its imports tell about pointer values (or None)."""
+
+    module: str = ""
+    is_package: bool = False
+    view: object | None = None  # project.view.ProjectView
+
+
 class FactCollector:
     """The single traversal. Records facts; decides nothing.
 
@@ -224,8 +235,11 @@ class FactCollector:
     depends on imports (creation calls, casts, ctypes wrappers).
     """
 
-    def __init__(self, options: AnalysisOptions) -> None:
+    def __init__(self, options: AnalysisOptions, context: ModuleContext | None = None) -> None:
         self.options = options
+        self.context = context or ModuleContext()
+        self.view = self.context.view
+        self.class_qualnames: dict[int, str] = {}  # id(class) -> "Outer.Inner" (module-level classes and their nests)
         self.uf = UnionFind()
         self.bindings: dict[Key, list[Binding]] = {}
         self.adds: dict[Key, list[Binding]] = {}  # append/extend/insert/+=
@@ -384,7 +398,7 @@ class FactCollector:
         return key
 
     # ----- types: which module class an expression's value is an instance of --------------------
-    def type_of(self, key: Key) -> int | None:
+    def type_of(self, key: Key) -> int | str | None:
         """The module class whose instance ``key`` holds, from an annotation or a constructor/factory binding."""
         types = self._types
         if types is None:
@@ -402,25 +416,53 @@ class FactCollector:
             for binding in self.bindings.get(key, []):
                 if binding.how == "expr":
                     found = self.class_of_expr(binding.expr)
-                    if found is not None:
-                        break
+                elif binding.how == "elem" and isinstance(binding.expr, (ast.Name, ast.Attribute)):
+                    source = self.key_of(binding.expr)  # `for r in regions` with `regions: list[Region]`
+                    for annotation in self.annotations.get(source, []) if source is not None else []:
+                        found = self.element_class(annotation)
+                        if found is not None:
+                            break
+                if found is not None:
+                    break
         types[key] = found
         return found
 
-    def class_of_name(self, node: ast.AST) -> int | None:
-        """The module class a Name refers to (``Cls``, or ``cls`` in a classmethod)."""
-        if not isinstance(node, ast.Name):
+    def class_of_name(self, node: ast.AST) -> int | str | None:
+        """The class a name refers to: a class of this module (``Cls``, ``cls`` in a classmethod; its
+        id) or, through the project index, a class of another module (``addresses.Region``; its
+        qualified name)."""
+        if isinstance(node, ast.Name):
+            key = self.name_key(node)
+            found = self.class_names.get(key) or self.cls_params.get(key)
+            if found is not None:
+                return found
+        elif not isinstance(node, ast.Attribute):
             return None
-        key = self.name_key(node)
-        return self.class_names.get(key) or self.cls_params.get(key)
+        if self.view is not None:
+            # an imported CamelCase name (`Region`, `addresses.Region`) is taken as the class it names; what
+            # the project says about it (attributes, methods, writes into it) comes from the summaries
+            for qname in self.qualified_names(node):
+                last = qname.rpartition(".")[2]
+                if last[:1].isupper() and not qname.startswith(("builtins.", "typing.")):
+                    return qname
+        return None
 
-    def class_of_annotation(self, annotation: ast.AST) -> int | None:
+    def class_qualname(self, class_id: int | str) -> str | None:
+        """The qualified name of a class (``pkg.mod.Cls``) as other modules spell it."""
+        if isinstance(class_id, str):
+            return class_id
+        local = self.class_qualnames.get(class_id)
+        if local is None or not self.context.module:
+            return None
+        return f"{self.context.module}.{local}"
+
+    def class_of_annotation(self, annotation: ast.AST) -> int | str | None:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return None
-        if isinstance(annotation, ast.Name):
+        if isinstance(annotation, (ast.Name, ast.Attribute)):
             return self.class_of_name(annotation)
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # Cls | None
             return self.class_of_annotation(annotation.left) or self.class_of_annotation(annotation.right)
@@ -432,7 +474,22 @@ class FactCollector:
                     return found
         return None
 
-    def class_of_expr(self, expr: ast.AST) -> int | None:
+    def element_class(self, annotation: ast.AST) -> int | str | None:
+        """``list[Cls]``, ``Sequence[Cls]``, ``tuple[Cls, ...]``: the class of the elements."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in (
+            "list", "List", "Sequence", "Iterable", "tuple", "Tuple", "set", "Set", "frozenset", "Iterator",
+        ):
+            inner = annotation.slice
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+            return self.class_of_annotation(first)
+        return None
+
+    def class_of_expr(self, expr: ast.AST) -> int | str | None:
         """``Cls(...)``, ``cls(...)``, ``Cls.create(...)`` (a factory returning the class), or a typed name."""
         if isinstance(expr, ast.Call):
             func = expr.func
@@ -448,7 +505,7 @@ class FactCollector:
             return self.type_of(key) if key is not None else None
         return None
 
-    def returned_class(self, function: FunctionNode) -> int | None:
+    def returned_class(self, function: FunctionNode) -> int | str | None:
         if function.returns is not None:
             found = self.class_of_annotation(function.returns)
             if found is not None:
@@ -472,8 +529,27 @@ class FactCollector:
                 key = self.key_of(receiver)
                 if key is not None:
                     class_id = self.self_params.get(key) or self.type_of(key)
-            if class_id is not None:
+            if isinstance(class_id, int):
                 return self.class_methods.get(class_id, {}).get(func.attr)
+        return None
+
+    def external_callee(self, func: ast.AST) -> str | None:
+        """The qualified name of a function or method of another project module that ``func`` calls."""
+        if self.view is None:
+            return None
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            class_id = self.class_of_name(receiver)
+            if class_id is None:
+                key = self.key_of(receiver)
+                if key is not None:
+                    class_id = self.self_params.get(key) or self.type_of(key)
+            if isinstance(class_id, str):
+                return f"{class_id}.{func.attr}"
+            if class_id is not None:
+                return None
+        for qname in self.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else ():
+            return qname
         return None
 
     def is_creation_call(self, node: ast.Call) -> bool:
@@ -582,6 +658,8 @@ class FactCollector:
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module if node.module is not None and not node.level else None
+        if node.level and self.context.module:  # `from . import mod`, `from ..pkg.mod import f`
+            module = resolve_relative(self.context.module, self.context.is_package, node.level, node.module)
         self.imports_numpy = self.imports_numpy or (module or "").partition(".")[0] == "numpy"
         for alias in node.names:
             if alias.name == "*":
@@ -602,6 +680,11 @@ class FactCollector:
         self._scope.bind(node.name)
         self.class_names[("n", id(self._scope), node.name)] = id(node)
         self.class_nodes[id(node)] = node
+        outer = self._stack[-1] if self._stack else None
+        if outer is None:
+            self.class_qualnames[id(node)] = node.name
+        elif isinstance(outer, ast.ClassDef) and id(outer) in self.class_qualnames:
+            self.class_qualnames[id(node)] = f"{self.class_qualnames[id(outer)]}.{node.name}"
         self._stack.append(node)
         self._push("class")
         self.class_methods[id(node)] = {
@@ -993,8 +1076,10 @@ class FactCollector:
                 return True
         return False
 
-    def class_fields(self, class_id: int) -> list[str]:
+    def class_fields(self, class_id: int | str) -> list[str]:
         """Fields of a NamedTuple or dataclass in declaration order (what positional arguments bind)."""
+        if isinstance(class_id, str):
+            return self.view.class_fields(class_id) if self.view is not None else []  # type: ignore[attr-defined]
         node = self.class_nodes.get(class_id)
         if node is None:
             return []

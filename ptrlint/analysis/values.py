@@ -33,8 +33,17 @@ from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .facts import Binding, Creation, FactCollector, FunctionNode, Key, attr_name, dotted, is_slice_subscript, positional
 from .names import NamePatterns
 
-Evidence = tuple[tuple[ast.AST, str], ...]
+Evidence = tuple[tuple["ast.AST | Location", str], ...]
 MAX_EVIDENCE = 6
+
+
+@dataclass(frozen=True)
+class Location:
+    """Evidence in another module of the project (from its summary): 1-based line and column."""
+
+    path: str
+    line: int
+    column: int
 
 
 class Kind(Enum):
@@ -93,6 +102,7 @@ class ModuleFacts:
 
     def __init__(self, collector: FactCollector) -> None:
         self.c = collector
+        self.view = collector.view  # the project index's view of the other modules, or None
         self.options = collector.options
         self.names = collector.options.names
         self.groups = collector.uf.members()
@@ -130,12 +140,21 @@ class ModuleFacts:
         passes: dict[Key, list[tuple[FunctionNode, str, ast.Call]]] = {}
         names = {n[2] for n in c.functions} | {m for methods in c.class_methods.values() for m in methods}
         for call in c.calls:
-            if attr_name(call.func) not in names:
+            target = c.function_called(call.func) if attr_name(call.func) in names else None
+            if target is not None:
+                pairs = self._bind_arguments(target, call)
+            elif self.view is not None:
+                external = c.external_callee(call.func)
+                found = self.view.param_writes(external) if external else None  # type: ignore[attr-defined]
+                if found is None:
+                    continue
+                params, writes = found
+                pairs = [(p, a) for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)]
+                pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in params]
+                target = ExternalFunction(external, writes)  # type: ignore[assignment]
+            else:
                 continue
-            target = c.function_called(call.func)
-            if target is None:
-                continue
-            for param, arg in self._bind_arguments(target, call):
+            for param, arg in pairs:
                 key = c.alias_key(arg)
                 if key is not None:
                     passes.setdefault(self._root(key), []).append((target, param, call))
@@ -254,7 +273,7 @@ class ModuleFacts:
         if isinstance(expr, ast.Attribute):
             return self._attribute_value(expr)
         if isinstance(expr, ast.Name):
-            return self._key_value(c.key_of(expr))
+            return self._key_value(c.key_of(expr)) or self._imported_value(expr)
         if isinstance(expr, ast.Subscript):
             return self._subscript_value(expr)
         if isinstance(expr, ast.BinOp):
@@ -320,7 +339,17 @@ class ModuleFacts:
             inner = self.value(base)
             if inner is not None and inner.kind is Kind.SEQ:
                 return inner
-        return self._key_value(c.key_of(expr))
+        return self._key_value(c.key_of(expr)) or self._imported_value(expr)
+
+    def _imported_value(self, expr: ast.Name | ast.Attribute) -> Value | None:
+        """A module-level name of another project module (``from .tables import BASES``, ``tables.BASES``)."""
+        if self.view is None:
+            return None
+        for qname in self.c.qualified_names(expr):
+            value = self.view.name(qname)  # type: ignore[attr-defined]
+            if value is not None:
+                return value
+        return None
 
     def _subscript_value(self, expr: ast.Subscript) -> Value | None:
         inner_value = expr.value
@@ -481,6 +510,11 @@ class ModuleFacts:
         target = c.function_called(func)
         if target is not None:
             return self._returned_value(target, call)
+        if self.view is not None:
+            external = c.external_callee(func)
+            value = self.view.function(external) if external else None  # type: ignore[attr-defined]
+            if value is not None:
+                return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
         if last is not None and self.names.is_getter_name(last) and not any(q.startswith("triton.") for q in qnames):
             # `get_remote_addr()`, `device_buffer_ptr()` (not Triton's `tl.make_block_ptr`, a kernel-side handle)
             kind = Kind.SEQ if self.names.is_table_name(last) else Kind.SCALAR
@@ -565,9 +599,11 @@ class ModuleFacts:
                 yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
                         if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
             for function, param, call in self._passes.get(key, []):
-                received = self._param_received(function, param)
+                if isinstance(function, ExternalFunction):
+                    received, name = function.writes.get(param), function.qname.rpartition(".")[2]
+                else:
+                    received, name = self._param_received(function, param), function.name
                 if received is not None:
-                    name = function.name
                     yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
             for container in self._elements_of.get(key, []):
                 for kind, out, source, call in c.gathers:
@@ -584,6 +620,14 @@ class ModuleFacts:
                         yield (value.as_kind(Kind.SEQ) if value is not None else None), True
                 for location in self._locations.get(key, []):  # written through the names it was stored in
                     yield from self.contributions(location, writes_only=True)
+            if key[0] == "a" and self.view is not None:
+                qualname = c.class_qualname(key[1])
+                if isinstance(key[1], str):  # an attribute of a class of another module: its summary
+                    if not writes_only:
+                        yield self.view.attribute(key[1], key[2]), False  # type: ignore[attr-defined]
+                elif qualname is not None:  # writes other modules make into this module's class
+                    for value in self.view.external_writes(qualname, key[2]):  # type: ignore[attr-defined]
+                        yield value.as_kind(Kind.SEQ), True
             if writes_only:
                 continue
             if creation is not None:
@@ -767,6 +811,14 @@ class ModuleFacts:
         return any(b.how == "expr" and self._is_factory_value(b.expr) for b in c.bindings.get(key, []))
 
 
+@dataclass(frozen=True)
+class ExternalFunction:
+    """A function of another project module that writes pointer values into some parameters."""
+
+    qname: str
+    writes: dict[str, Value]
+
+
 def _strongest(values: Iterable[Value | None]) -> Value | None:
     best: Value | None = None
     for value in values:
@@ -795,7 +847,7 @@ def _ev(evidence: Evidence, node: ast.AST, message: str) -> Evidence:
     return ((node, message), *evidence)[:MAX_EVIDENCE]
 
 
-def collect(module: ast.Module, options) -> ModuleFacts:  # type: ignore[no-untyped-def]
-    collector = FactCollector(options)
+def collect(module: ast.Module, options, context=None) -> ModuleFacts:  # type: ignore[no-untyped-def]
+    collector = FactCollector(options, context)
     collector.run(module)
     return ModuleFacts(collector)

@@ -22,7 +22,7 @@ def test_cache_is_created_with_tag_and_reused(ptrlint, tmp_path):
     assert len(entries) == 1
     # Prove the second run reads the cache: doctor the entry and see the doctored result.
     data = json.loads(entries[0].read_text())
-    data[0]["line"] = 99
+    data["findings"][0]["line"] = 99
     entries[0].write_text(json.dumps(data))
     assert findings(ptrlint, tmp_path) == ["m.py:99:PTR001"]
     assert findings(ptrlint, tmp_path, "--no-cache") == ["m.py:2:PTR001"]

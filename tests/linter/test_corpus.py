@@ -15,7 +15,7 @@ import pytest
 from ..conftest import CORPUS, needs_shared
 
 
-@pytest.mark.parametrize("corpus", [".", "v2"], ids=["main", "v2"])
+@pytest.mark.parametrize("corpus", [".", "v2", "cross_module"], ids=["main", "v2", "cross_module"])
 def test_shared_corpus_passes_exactly(corpus):
     needs_shared(CORPUS / "check.py")
     needs_shared(CORPUS / corpus / "cases")

@@ -94,8 +94,8 @@ def test_file_changed_between_analysis_and_write_is_not_overwritten(tmp_path, mo
     path.write_text(BUGGY)
     original = engine.process_text
 
-    def racing(text, name, settings):
-        result = original(text, name, settings)
+    def racing(text, name, settings, *args):
+        result = original(text, name, settings, *args)
         path.write_text(BUGGY + "# edited by someone else\n")  # lands after analysis, before the write
         return result
 

@@ -1,0 +1,494 @@
+"""The project index: evidence that crosses the modules of a project, to a bounded fixpoint.
+
+A run lints the files it was given, and reads (never reports) the project modules they need:
+- modules their imports name (``wanted`` by a lookup into a module that has no summary yet);
+- modules that import a linted module and may write addresses into its classes (found by a text
+  scan of the project for files with pointer evidence that import it).
+Each module is analysed once per round with a view of the summaries of the previous round; a
+module is analysed again only when an answer it read has changed, for at most ``MAX_ROUNDS``
+rounds. A file with a place for a finding but no evidence of its own (``buffers.py`` creating a
+dataclass whose fields another module fills) is analysed once its imports reach evidence or other
+modules write into its classes. Findings, summaries and what they read are cached by content, so
+a pre-commit run on one file reads its neighbours' summaries from the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from ..cache import Cache
+from ..model import FileResult
+from .layout import module_file, module_name, project_files, project_root, resolve_relative, search_bases
+from .summary import ModuleSummary
+from .view import ProjectView, consulted_changed
+
+if TYPE_CHECKING:
+    from ..engine import Settings
+
+MAX_ROUNDS = 4
+MAX_DEPTH = 4  # how far imports of files that were not given are followed
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
+
+
+def imported_bindings(text: str, module: str, is_package: bool) -> dict[str, str]:
+    """The names a text's import statements bind, and what they name (``{"np": "numpy",
+    "block_addrs": "pkg.addresses.block_addrs"}``), read without parsing."""
+    out: dict[str, str] = {}
+    for dots, name, names in _FROM.findall(text):
+        base = resolve_relative(module, is_package, len(dots), name or None) if dots else name
+        if not base:
+            continue
+        for item in names.strip("()").replace("\n", " ").split(","):
+            target, _, alias = item.strip().partition(" as ")
+            target = target.strip()
+            if target and target != "*":
+                out[(alias or target).strip()] = f"{base}.{target}"
+    for names in _IMPORT.findall(text):
+        for item in names.split(","):
+            target, _, alias = item.strip().partition(" as ")
+            target = target.strip()
+            if target:
+                out[alias.strip() or target.partition(".")[0]] = target if alias else target.partition(".")[0]
+    return out
+
+
+def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
+    """Absolute names of what a text imports (modules, and names that may be submodules)."""
+    out: set[str] = set()
+    for qualified in imported_bindings(text, module, is_package).values():
+        out.add(qualified)
+        out.add(qualified.rpartition(".")[0])
+    for names in _IMPORT.findall(text):  # `import a.b.c` names a.b.c, not only a
+        out.update(item.strip().partition(" as ")[0].strip() for item in names.split(","))
+    out.discard("")
+    return out
+
+
+def light_summary(text: str, module: str, is_package: bool, path: str) -> ModuleSummary:
+    """What a module with no pointer evidence can tell the others, read without parsing: its classes
+    (with dataclass/NamedTuple fields, for positional arguments) and what it re-exports."""
+    summary = ModuleSummary(module, path)
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        match = _CLASS.match(line)
+        if match is None:
+            continue
+        name, bases = match.group(1), match.group(2) or ""
+        decorated = i > 0 and "dataclass" in lines[i - 1]
+        fields: list[str] = []
+        if decorated or "NamedTuple" in bases:
+            body_indent = None
+            for body in lines[i + 1:]:
+                if not body.strip() or body.lstrip().startswith("#"):
+                    continue
+                indent = len(body) - len(body.lstrip())
+                if body_indent is None:
+                    body_indent = indent
+                if indent < body_indent or indent == 0:
+                    break
+                field = _FIELD.match(body)
+                if indent == body_indent and field and "ClassVar" not in body:
+                    fields.append(field.group(1))
+        summary.classes[name] = fields
+    summary.exports = imported_bindings(text, module, is_package)
+    summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
+    return summary
+
+
+_CLASS = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
+_FIELD = re.compile(r"^[ \t]+(\w+)[ \t]*:(?!=)")
+
+
+@dataclass
+class Task:
+    path: str  # as given (for reports)
+    real: str
+    module: str
+    is_package: bool
+    analyse: bool  # findings wanted; else only the module's summary
+    linted: bool  # given on the command line: its results are reported
+    key: str = ""  # the cache key of its content (the bytes themselves are not kept)
+    text: str = ""
+    candidate: bool = False  # a site but no evidence of its own: analysed once connected
+    light: bool = False  # summarised from its text alone (no evidence: classes and re-exports)
+    done: bool = False
+    from_cache: bool = False
+    summary: ModuleSummary | None = None
+    consulted: dict[str, str] = field(default_factory=dict)
+    result: FileResult | None = None
+    deps: set[str] = field(default_factory=set)  # real paths of the project modules it imports
+    _bindings: dict[str, str] | None = None
+    _uses: frozenset[tuple[str, str]] | None = None
+
+    @property
+    def bases(self) -> tuple[Path, ...]:
+        return search_bases(self.real)
+
+    def bindings(self) -> dict[str, str]:
+        if self._bindings is None:
+            self._bindings = imported_bindings(self.text, self.module, self.is_package)
+        return self._bindings
+
+    def attribute_uses(self) -> frozenset[tuple[str, str]]:
+        """Every ``name.attr`` the text spells (to see which names of an imported module it uses)."""
+        if self._uses is None:
+            self._uses = frozenset(_ATTRIBUTE_USE.findall(self.text))
+        return self._uses
+
+
+_VIEW: ProjectView | None = None
+
+
+def _init_worker(view: ProjectView) -> None:
+    global _VIEW
+    _VIEW = view
+
+
+def _execute(args: tuple[str, "Settings", bool, str | None]) -> FileResult:
+    """One task in a worker: findings and summary (or only the summary) with the worker's view."""
+    path, settings, analyse, text = args
+    from ..engine import _lint_file, analyse_module
+
+    assert _VIEW is not None
+    if analyse:
+        return _lint_file(path, settings, _VIEW, summary=True, text_override=text)
+    result = FileResult(path=path)
+    try:
+        analysis = analyse_module(text or "", path, settings.config, settings.enabled, _VIEW, summary=True,
+                                  only_summary=True)
+        result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
+    except Exception:  # noqa: BLE001 - a module we only read and cannot parse tells nothing
+        result.consulted = {}
+    return result
+
+
+class ProjectRun:
+    """Lint ``paths`` with the index.
+
+    1. Every module with pointer evidence (the linted ones, the project files with evidence that
+       import a linted one, and, a few levels deep, the modules they import) is analysed at once,
+       in parallel; the modules they import that hold no evidence are read for their classes and
+       re-exports only (no parse).
+    2. Linted files with a place for a finding but no evidence of their own are analysed when
+       they import a name whose summary holds pointer values, or others write into their classes.
+    3. What read an answer that has changed since runs again, to a bounded fixpoint.
+    """
+
+    def __init__(self, paths: Iterable[str], settings: "Settings", jobs: int,
+                 texts: dict[str, str] | None = None) -> None:
+        self.paths = list(paths)
+        self.settings = settings
+        self.round_settings = replace(settings, fix=False, diff=False, render_edits=False, cache_dir=None,
+                                      prefilter=False)
+        self.jobs = max(1, jobs)
+        self.texts = texts or {}
+        self.tasks: dict[str, Task] = {}  # by real path
+        self.results: dict[str, FileResult] = {}
+        self.cache = Cache(settings.cache_dir) if settings.cache_dir else None
+        self._full_view: ProjectView | None = None
+
+    # ----- the run ---------------------------------------------------------------------------------
+    def run(self) -> list[FileResult]:
+        from ..engine import _size, has_evidence, has_site
+
+        # the files with evidence start at once, while the rest are read and classified
+        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker, initargs=(ProjectView({}),)) \
+            if self.jobs > 1 and len(self.paths) >= 4 else None
+        started: list[tuple[Task, object]] = []
+        try:
+            for path in sorted(self.paths, key=lambda p: -_size(p)):
+                loaded = self._load(path)
+                if isinstance(loaded, FileResult):
+                    self.results[path] = loaded
+                    continue
+                real, data, text = loaded
+                evidence, site = has_evidence(text, self.settings.config), has_site(text, self.settings.config)
+                if not evidence and not site:
+                    self.results[path] = FileResult(path=path)
+                    continue
+                name, is_package = module_name(real)
+                task = Task(path, real, name, is_package, analyse=evidence and site, linted=True,
+                            key=self._key(data, name, is_package, evidence and site), text=text,
+                            candidate=site and not evidence, light=not evidence)
+                if real in self.tasks:
+                    continue
+                self.tasks[real] = task
+                if evidence and not self._from_cache(task):
+                    started.append((task, pool.submit(_execute, self._args(task)) if pool else None))
+            self._scan_importers()
+            self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
+            late = [t for t in self.tasks.values() if not t.light and not t.done and all(t is not s for s, _ in started)]
+            if pool is None:
+                _init_worker(ProjectView({}))
+            for task, future in started:
+                self._done(task, future.result() if future is not None else _execute(self._args(task)))
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        self._execute([t for t in late if not self._from_cache(t)], self._view())
+        self._settle()
+        self._finish()
+        return [self.results[p] for p in self.paths if p in self.results]
+
+    def _done(self, task: Task, result: FileResult) -> None:
+        task.result, task.summary, task.consulted = result, result.summary, result.consulted or {}
+        task.done, task.from_cache = True, False
+        self._full_view = None
+
+    def _load(self, path: str) -> tuple[str, bytes, str] | FileResult:
+        from ..engine import _read
+
+        read = _read(path)
+        if isinstance(read, FileResult):
+            return read
+        real, data, text, _encoding = read
+        return real, data, self.texts.get(path, self.texts.get(real, text))
+
+    def _add_unlinted(self, path: str, real: str) -> Task | None:
+        from ..engine import has_evidence
+
+        loaded = self._load(path)
+        if isinstance(loaded, FileResult):
+            return None
+        _real, data, text = loaded
+        name, is_package = module_name(real)
+        task = Task(path, real, name, is_package, analyse=False, linted=False,
+                    key=self._key(data, name, is_package, False), text=text)
+        task.light = not has_evidence(text, self.settings.config)  # nothing to evaluate: classes, re-exports
+        self.tasks[real] = task
+        return task
+
+    def _scan_importers(self) -> None:
+        """Project files with pointer evidence that import a linted module may write into its classes."""
+        from ..engine import has_evidence
+
+        linted = {t.module for t in self.tasks.values() if t.linted and t.module}
+        if not linted:
+            return
+        roots = {project_root(t.real) for t in self.tasks.values() if t.linted}
+        excluded = tuple(e for e in (*self.settings.config.exclude, *self.settings.config.extend_exclude) if "/" not in e)
+        last_names = {m.rpartition(".")[2] for m in linted}
+        known = set(self.tasks) | {os.path.realpath(p) for p in self.paths}
+        for root in roots:
+            for path in project_files(root, excluded):
+                real = os.path.realpath(path)
+                if real in known:
+                    continue
+                try:
+                    with open(real, "rb") as handle:
+                        text = handle.read().decode("utf-8", errors="replace")
+                except OSError:
+                    continue
+                if "import" not in text or not any(n in text for n in last_names):
+                    continue
+                if has_evidence(text, self.settings.config):
+                    name, is_package = module_name(real)
+                    if imported_modules(text, name, is_package) & linted:
+                        self._add_unlinted(path, real)
+
+    def _close_dependencies(self, tasks: list[Task]) -> None:
+        """The project modules these tasks import (read without parsing), added as tasks: summaries
+        where they hold evidence, classes and re-exports where not."""
+        queue = list(tasks)
+        depth = {t.real: 0 for t in queue}
+        while queue:
+            task = queue.pop()
+            for module in imported_modules(task.text, task.module, task.is_package):
+                found = module_file(module, task.bases)
+                if found is None:
+                    continue
+                real = _realpath(str(found))
+                if real == task.real:
+                    continue
+                task.deps.add(real)
+                known = self.tasks.get(real)
+                if known is None:
+                    known = self._add_unlinted(str(found), real)
+                    if known is None:
+                        continue
+                    depth[real] = depth.get(task.real, 0) + 1
+                    if not known.light and depth[real] < MAX_DEPTH:
+                        queue.append(known)
+                if known.light and known.summary is None:
+                    known.summary = light_summary(known.text, known.module, known.is_package, real)
+
+    def _execute(self, tasks: list[Task], view: ProjectView) -> None:
+        if not tasks:
+            return
+        for task in tasks:
+            task.from_cache = False
+        args = [self._args(t) for t in sorted(tasks, key=lambda t: -len(t.text))]
+        by_path = {t.path: t for t in tasks}
+        if self.jobs == 1 or len(tasks) < 4:
+            _init_worker(view)
+            outputs = [_execute(a) for a in args]
+        else:
+            with ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker, initargs=(view,)) as pool:
+                outputs = list(pool.map(_execute, args, chunksize=1))
+        for arg, result in zip(args, outputs):
+            self._done(by_path[arg[0]], result)
+
+    def _args(self, task: Task) -> tuple[str, "Settings", bool, str | None]:
+        overridden = task.path in self.texts or task.real in self.texts
+        return (task.path, self.round_settings, task.analyse, task.text if not task.analyse or overridden else None)
+
+    def _view(self) -> ProjectView:
+        if self._full_view is None:
+            summaries = {t.module: t.summary for t in self.tasks.values() if t.summary is not None and not t.summary.empty}
+            self._full_view = ProjectView(summaries)
+        return self._full_view
+
+    def _connected(self, task: Task, connections: tuple[set[str], set[str], set[str], set[str]]) -> bool:
+        """A candidate (a site, no evidence of its own) needs analysis when it imports a name whose
+        summary holds pointer values, or other modules write addresses into its classes."""
+        symbols, modules, targets, last_names = connections
+        if any(t == task.module or t.startswith(task.module + ".") for t in targets):
+            return True
+        if not any(name in task.text for name in last_names):  # cheap: none of the names is even spelled
+            return False
+        return _uses_any(task, symbols, modules)
+
+    @staticmethod
+    def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str], set[str]]:
+        symbols = _pointer_symbols(view)
+        importable = {s for s in symbols if s.rpartition(".")[0] not in symbols}  # not `Cls.attr`: `Cls` is imported
+        return (symbols, {s.rpartition(".")[0] for s in symbols},
+                {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target},
+                {s.rpartition(".")[2] for s in importable})
+
+    def _settle(self) -> None:
+        """Analyse candidates that got connected, and run again what read an answer that has
+        changed since (writes of importers into a module's classes, summaries of cycles)."""
+        for _round in range(MAX_ROUNDS):
+            view = self._view()
+            connections = self._connections(view)
+            again = []
+            for task in list(self.tasks.values()):
+                if task.candidate and not task.analyse:
+                    if self._connected(task, connections):
+                        task.analyse, task.light, task.summary = True, False, None
+                        self._close_dependencies([task])
+                        again.append(task)
+                elif not task.light and task.done and consulted_changed(task.consulted, view, task.module, task.bases):
+                    again.append(task)
+            wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
+            for module in wanted:  # lookups into modules nobody had read yet
+                found = next((module_file(module, t.bases) for t in self.tasks.values() if t.linted), None)
+                if found is not None and _realpath(str(found)) not in self.tasks:
+                    added = self._add_unlinted(str(found), _realpath(str(found)))
+                    if added is not None and not added.light:
+                        again.append(added)
+                    elif added is not None:
+                        added.summary = light_summary(added.text, added.module, added.is_package, added.real)
+            if not again:
+                break
+            self._execute(again, self._view() if not wanted else self._refresh())
+        self.view = self._view()
+
+    def _refresh(self) -> ProjectView:
+        self._full_view = None
+        return self._view()
+
+    # ----- results ---------------------------------------------------------------------------------
+    def _finish(self) -> None:
+        from ..engine import _applicable, _lint_file, render_fixes
+
+        final = replace(self.settings, cache_dir=None)
+        for task in self.tasks.values():
+            if not task.linted:
+                continue
+            result = task.result or FileResult(path=task.path)
+            if not task.analyse:
+                result = FileResult(path=task.path)
+            self._store(task, result)
+            if final.fixing and any(_applicable(f, final) for f in result.findings):
+                # fix (or diff) with the final view, in this process: the files with fixes are few
+                result = _lint_file(task.path, final, self.view, text_override=self.texts.get(task.path))
+            elif final.render_edits and any(f.fix is not None for f in result.findings):
+                result = replace(result, findings=render_fixes(task.text, result.findings))
+            self.results[task.path] = result
+
+    def _key(self, data: bytes, module: str, is_package: bool, analyse: bool) -> str:
+        if self.cache is None:
+            return ""
+        return Cache.key(data, self.settings, f"index:{module}:{int(is_package)}")
+
+    def _from_cache(self, task: Task) -> bool:
+        """A cached result for this content; whether what it read still holds is checked in _settle."""
+        if self.cache is None or task.real in self.texts or task.path in self.texts:
+            return False
+        entry = self.cache.get_entry(task.key, task.path) if task.key else None
+        if entry is None or "consulted" not in entry[1] or entry[1].get("analysed") != task.analyse:
+            return False
+        findings, extra = entry
+        task.result = FileResult(path=task.path, findings=findings)
+        task.summary = ModuleSummary.from_json(extra["summary"]) if extra.get("summary") else None
+        task.consulted = dict(extra["consulted"])
+        task.done = task.from_cache = True
+        return True
+
+    def _store(self, task: Task, result: FileResult) -> None:
+        if self.cache is None or task.from_cache or result.error is not None or task.path in self.texts:
+            return
+        extra = {"summary": task.summary.to_json() if task.summary else None, "consulted": task.consulted,
+                 "analysed": task.analyse}
+        if task.key:
+            self.cache.put(task.key, result.findings if task.analyse else [], extra)
+
+
+@lru_cache(maxsize=65536)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _pointer_symbols(view: ProjectView) -> set[str]:
+    """Qualified names whose summaries hold pointer values (functions, methods and their classes,
+    attributes' classes, module names), and the names that re-export them."""
+    out: set[str] = set()
+    for module, summary in view.summaries.items():
+        for name, value in (*summary.functions.items(), *summary.attributes.items(), *summary.names.items()):
+            if value.origin >= 1:  # named, wrapped or raw
+                out.add(f"{module}.{name}")
+                if "." in name:
+                    out.add(f"{module}.{name.rpartition('.')[0]}")  # the class of a method or attribute
+        out.update(f"{module}.{name}" for name in summary.param_writes)
+    changed = True
+    while changed:
+        changed = False
+        for module, summary in view.summaries.items():
+            for name, target in summary.exports.items():
+                if f"{module}.{name}" not in out and target in out:
+                    out.add(f"{module}.{name}")
+                    changed = True
+    return out
+
+
+def _uses_any(task: Task, symbols: set[str], modules: set[str]) -> bool:
+    """Whether a text imports one of ``symbols``, or a module of them and uses one as ``mod.name``."""
+    uses = None
+    for local, target in task.bindings().items():
+        if target in symbols:
+            return True
+        if target in modules:
+            uses = uses if uses is not None else task.attribute_uses()
+            if any(f"{target}.{attr}" in symbols for name, attr in uses if name == local):
+                return True
+    return False
+
+
+_ATTRIBUTE_USE = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
+
+
+def lint_text(text: str, path: str, settings: "Settings") -> FileResult:
+    """One text (an editor buffer, stdin with a file name) linted with its project's index."""
+    run = ProjectRun([path], replace(settings, cache_dir=settings.cache_dir), 1, texts={path: text,
+                                                                                      os.path.realpath(path): text})
+    results = run.run()
+    return results[0] if results else FileResult(path=path)

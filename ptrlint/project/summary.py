@@ -1,0 +1,165 @@
+"""Per-module summaries: what one module tells the others about pointer values.
+
+A summary is computed from the same facts as the module's findings (one ast pass) and holds:
+functions and methods whose return values are known (addresses, wrapped, index values), the
+parameters they write pointer values into, the values of class attributes and module-level
+names, writes into attributes of classes defined in *other* modules, the classes themselves (with
+their dataclass/NamedTuple fields) and what the module re-exports. Everything is plain JSON, with
+evidence as (path, line, column, message), so summaries are cached by content and sent to workers.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.source import SourceMap
+from ..analysis.values import Kind, Location, ModuleFacts, Origin, Value
+
+
+@dataclass(frozen=True)
+class ValueSummary:
+    kind: str
+    origin: int
+    evidence: tuple[tuple[str, int, int, str], ...] = ()
+    python_int: bool = True
+    array: bool = False
+    table_name: bool = True
+
+    @classmethod
+    def of(cls, value: Value, path: str, source: SourceMap) -> "ValueSummary":
+        evidence = []
+        for node, message in value.evidence:
+            if isinstance(node, Location):
+                evidence.append((node.path, node.line, node.column, message))
+            else:
+                line, column = source.line_column(source.start(node))
+                evidence.append((path, line, column, message))
+        return cls(value.kind.name, int(value.origin), tuple(evidence), value.python_int, value.array, value.table_name)
+
+    def to_value(self) -> Value:
+        evidence = tuple((Location(p, line, col), message) for p, line, col, message in self.evidence)
+        return Value(Kind[self.kind], Origin(self.origin), evidence, self.python_int, self.array, self.table_name)
+
+    def to_json(self) -> list[Any]:
+        return [self.kind, self.origin, [list(e) for e in self.evidence], self.python_int, self.array, self.table_name]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> "ValueSummary":
+        kind, origin, evidence, python_int, array, table_name = data
+        return cls(kind, origin, tuple(tuple(e) for e in evidence), python_int, array, table_name)  # type: ignore[misc]
+
+
+@dataclass
+class ModuleSummary:
+    module: str
+    path: str
+    functions: dict[str, ValueSummary] = field(default_factory=dict)  # "f", "Cls.method"
+    param_writes: dict[str, dict[str, ValueSummary]] = field(default_factory=dict)
+    attributes: dict[str, ValueSummary] = field(default_factory=dict)  # "Cls.attr"
+    names: dict[str, ValueSummary] = field(default_factory=dict)  # module-level names
+    external_writes: dict[str, ValueSummary] = field(default_factory=dict)  # "pkg.mod.Cls.attr"
+    signatures: dict[str, list[str]] = field(default_factory=dict)  # parameters of functions with param_writes
+    classes: dict[str, list[str]] = field(default_factory=dict)  # "Cls" -> dataclass/NamedTuple fields
+    exports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name it imports
+    imports: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.functions or self.param_writes or self.attributes or self.names or self.external_writes
+                    or self.classes or self.exports)
+
+    def to_json(self) -> dict[str, Any]:
+        values = lambda d: {k: v.to_json() for k, v in sorted(d.items())}  # noqa: E731
+        return {
+            "module": self.module, "path": self.path,
+            "functions": values(self.functions),
+            "param_writes": {k: values(v) for k, v in sorted(self.param_writes.items())},
+            "attributes": values(self.attributes), "names": values(self.names),
+            "external_writes": values(self.external_writes),
+            "signatures": dict(sorted(self.signatures.items())),
+            "classes": dict(sorted(self.classes.items())), "exports": dict(sorted(self.exports.items())),
+            "imports": sorted(self.imports),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ModuleSummary":
+        values = lambda d: {k: ValueSummary.from_json(v) for k, v in d.items()}  # noqa: E731
+        return cls(
+            data["module"], data["path"], values(data["functions"]),
+            {k: values(v) for k, v in data["param_writes"].items()}, values(data["attributes"]),
+            values(data["names"]), values(data["external_writes"]), dict(data["signatures"]), dict(data["classes"]),
+            dict(data["exports"]), list(data["imports"]),
+        )
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
+              names: frozenset[str] | None = None) -> ModuleSummary:
+    """The summary of one analysed module. With ``names`` (what the modules that import this one
+    use of it), only those functions, classes and module names are evaluated; writes into other
+    modules' classes are always recorded."""
+    c = facts.c
+    out = ModuleSummary(module, path)
+    wanted = (lambda name: True) if names is None else (lambda name: name.partition(".")[0] in names)  # noqa: E731
+
+    def keep(value: Value | None) -> ValueSummary | None:
+        """Only what can change another module's findings: addresses, names, wrapped values."""
+        if value is None or value.origin < Origin.NAMED:
+            return None
+        return ValueSummary.of(value, path, source)
+
+    module_scope = id(c.module_scope)
+    for key, function in c.functions.items():
+        if key[1] == module_scope and wanted(key[2]):
+            _summarise_function(facts, function, key[2], out, keep)
+    for class_id, node in c.class_nodes.items():
+        qualname = c.class_qualnames.get(class_id)
+        if qualname is None:
+            continue
+        out.classes[qualname] = c.class_fields(class_id)
+        if wanted(qualname):
+            for name, method in c.class_methods.get(class_id, {}).items():
+                _summarise_function(facts, method, f"{qualname}.{name}", out, keep)
+    attribute_keys = {k for k in c.uf.parent if k[0] == "a"}  # every attribute the module binds, writes or aliases
+    for key in sorted(attribute_keys, key=repr):
+        _kind, class_id, attr = key
+        if isinstance(class_id, str):  # an attribute of a class from another module, written here
+            value = keep(facts.class_value(facts._root(key), writes_only=True))
+            if value is not None:
+                out.external_writes[f"{class_id}.{attr}"] = value
+        elif class_id in c.class_qualnames and wanted(c.class_qualnames[class_id]):
+            value = keep(facts.class_value(facts._root(key)))
+            if value is not None:
+                out.attributes[f"{c.class_qualnames[class_id]}.{attr}"] = value
+    for key in c.bindings:
+        if key[0] == "n" and key[1] == module_scope and key[2] not in out.classes and wanted(key[2]):
+            value = keep(facts.class_value(facts._root(key)))
+            if value is not None:
+                out.names[key[2]] = value
+    out.exports = dict(c.module_scope.imports)
+    out.imports = sorted({q.rpartition(".")[0] if q.count(".") else q for q in c.module_scope.imports.values()})
+    return out
+
+
+def _summarise_function(facts: ModuleFacts, function: ast.AST, qualname: str, out: ModuleSummary, keep) -> None:  # type: ignore[no-untyped-def]
+    returned = keep(facts._returned_value(function, None))  # type: ignore[arg-type]
+    if returned is not None:
+        out.functions[qualname] = returned
+    args = function.args  # type: ignore[attr-defined]
+    writes = {}
+    for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        value = keep(facts._param_received(function, param.arg))  # type: ignore[arg-type]
+        if value is not None:
+            writes[param.arg] = value
+    if writes:
+        out.param_writes[qualname] = writes
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        if facts.c.method_kinds.get(id(function)) in ("instance", "class"):
+            positional = positional[1:]
+        out.signatures[qualname] = positional + [a.arg for a in args.kwonlyargs]

@@ -1,0 +1,165 @@
+"""What one module's analysis sees of the rest of its project: a read-only view over summaries.
+
+Every lookup is recorded (symbol -> fingerprint of the answer) so the engine knows when a
+module's findings must be recomputed because a summary it read has changed, and a lookup into a
+project module that has no summary yet asks for one (``wanted``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..analysis.values import Value
+from .layout import module_file
+from .summary import ModuleSummary, ValueSummary
+
+MISSING = "-"
+
+
+class ProjectView:
+    def __init__(self, summaries: dict[str, ModuleSummary]) -> None:
+        self.summaries = summaries
+        self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str]]] = {}
+        self.bases: tuple[Path, ...] = ()
+        self.own_module = ""
+        self.consulted: dict[str, str] = {}
+        self.wanted: set[str] = set()
+        self.writes_by_target: dict[str, list[ValueSummary]] = {}
+        for summary in summaries.values():
+            for target, value in summary.external_writes.items():
+                cls, _, attr = target.rpartition(".")
+                found = self._locate(cls)  # `pkg.Cls` re-exported from `pkg.impl.Cls`: one target
+                canonical = f"{found[0].module}.{found[1]}" if found else cls
+                self.writes_by_target.setdefault(f"{canonical}.{attr}", []).append(value)
+        self.wanted.clear()
+
+    def for_module(self, module: str, bases: tuple[Path, ...]) -> "ProjectView":
+        """The same summaries, with a fresh record of lookups, for analysing ``module``."""
+        view = ProjectView.__new__(ProjectView)
+        view.summaries, view.writes_by_target, view._memo = self.summaries, self.writes_by_target, self._memo
+        view.bases, view.own_module = bases, module
+        view.consulted, view.wanted = {}, set()
+        return view
+
+    # ----- resolution ------------------------------------------------------------------------------
+    def _locate(self, qname: str) -> tuple[ModuleSummary, str] | None:
+        """The summary that defines ``qname`` and the rest of the name (``Cls.method``), following
+        re-exports (``from .impl import f`` in ``__init__.py``). Memoised per module and bases."""
+        key = (self.own_module, self.bases, qname)
+        memo = self._memo.get(key)
+        if memo is None:
+            before = set(self.wanted)
+            found = self._resolve(qname)
+            memo = (found, frozenset(self.wanted - before))
+            self._memo[key] = memo
+        self.wanted.update(memo[1])
+        return memo[0]
+
+    def _resolve(self, qname: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+        if depth > 6:
+            return None
+        parts = qname.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:i])
+            if module == self.own_module:
+                return None  # the module's own names are answered by its own facts
+            summary = self.summaries.get(module)
+            if summary is None:
+                if module in self.wanted or module_file(module, self.bases) is not None:
+                    self.wanted.add(module)  # a project module without a summary yet: ask for it
+                    return None
+                continue
+            rest = ".".join(parts[i:])
+            head = parts[i]
+            if head in summary.exports and not self._defines(summary, head):
+                return self._resolve(".".join([summary.exports[head], *parts[i + 1:]]), depth + 1)
+            return summary, rest
+        return None
+
+    @staticmethod
+    def _defines(summary: ModuleSummary, name: str) -> bool:
+        return (name in summary.classes or name in summary.functions or name in summary.names
+                or any(k.startswith(name + ".") for k in summary.functions))
+
+    def _record(self, what: str, qname: str, answer: object) -> None:
+        """Remember the answer's fingerprint; every "nothing known" answer (not summarised yet, or
+        summarised with nothing to say) is the same, so only real information triggers a re-run."""
+        if not answer:
+            self.consulted[f"{what}:{qname}"] = MISSING
+            return
+        data = answer.to_json() if hasattr(answer, "to_json") else answer
+        self.consulted[f"{what}:{qname}"] = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+    # ----- lookups -----------------------------------------------------------------------------------
+    def function(self, qname: str) -> Value | None:
+        found = self._locate(qname)
+        answer = found[0].functions.get(found[1]) if found else None
+        self._record("fn", qname, answer)
+        return answer.to_value() if answer is not None else None
+
+    def param_writes(self, qname: str) -> tuple[list[str], dict[str, Value]] | None:
+        found = self._locate(qname)
+        writes = found[0].param_writes.get(found[1]) if found else None
+        self._record("writes", qname, {k: v.to_json() for k, v in writes.items()} if writes else None)
+        if not writes or found is None:
+            return None
+        return found[0].signatures.get(found[1], []), {k: v.to_value() for k, v in writes.items()}
+
+    def is_class(self, qname: str) -> bool:
+        found = self._locate(qname)
+        answer = found is not None and found[1] in found[0].classes
+        self._record("class", qname, answer if found else None)
+        return answer
+
+    def class_fields(self, qname: str) -> list[str]:
+        found = self._locate(qname)
+        fields = found[0].classes.get(found[1], []) if found else []
+        self._record("fields", qname, fields if found else None)
+        return fields
+
+    def attribute(self, class_qname: str, attr: str) -> Value | None:
+        found = self._locate(class_qname)
+        answer = found[0].attributes.get(f"{found[1]}.{attr}") if found else None
+        self._record("attr", f"{class_qname}.{attr}", answer)
+        return answer.to_value() if answer is not None else None
+
+    def name(self, qname: str) -> Value | None:
+        found = self._locate(qname)
+        answer = found[0].names.get(found[1]) if found else None
+        self._record("name", qname, answer)
+        return answer.to_value() if answer is not None else None
+
+    def external_writes(self, class_qname: str, attr: str) -> list[Value]:
+        """Pointer values other modules write into ``class_qname.attr`` (a class of this module)."""
+        target = f"{class_qname}.{attr}"
+        answers = self.writes_by_target.get(target, [])
+        self._record("into", target, [a.to_json() for a in answers])
+        return [a.to_value() for a in answers]
+
+
+def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...]) -> bool:
+    """Whether a module's recorded lookups would be answered differently by ``view``."""
+    probe = view.for_module(module, bases)
+    for key, fingerprint in consulted.items():
+        what, _, qname = key.partition(":")
+        if what == "fn":
+            probe.function(qname)
+        elif what == "writes":
+            probe.param_writes(qname)
+        elif what == "class":
+            probe.is_class(qname)
+        elif what == "fields":
+            probe.class_fields(qname)
+        elif what == "attr":
+            cls, _, attr = qname.rpartition(".")
+            probe.attribute(cls, attr)
+        elif what == "name":
+            probe.name(qname)
+        elif what == "into":
+            cls, _, attr = qname.rpartition(".")
+            probe.external_writes(cls, attr)
+        if probe.consulted.get(key) != fingerprint:
+            return True
+    return False

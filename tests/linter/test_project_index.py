@@ -1,0 +1,213 @@
+"""Cross-module provenance: the project index, through the real CLI.
+
+Each test builds a small package in tmp_path (the code is original); the shared cross-module corpus
+runs in test_corpus.py. Invariants: a file gets the same findings whether ptrlint is given the
+whole tree or that file alone (as pre-commit does), evidence that crosses a module names the other
+file, and a changed dependency is never answered from a stale cache.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ..conftest import CORPUS, needs_shared
+
+PACKAGE = {
+    "pool/__init__.py": "from .regions import Region, region_bases\n",
+    "pool/regions.py": """
+        import torch
+
+
+        class Region:
+            def __init__(self, tensor: torch.Tensor) -> None:
+                self.base = tensor.data_ptr()
+                self.size = tensor.numel() * tensor.element_size()
+
+            def at(self, offset: int) -> int:
+                return self.base + offset
+
+
+        def region_bases(tensors: list[torch.Tensor]) -> list[int]:
+            return [t.data_ptr() for t in tensors]
+
+
+        def region_sizes(tensors: list[torch.Tensor]) -> list[int]:
+            return [t.nbytes for t in tensors]
+    """,
+    "pool/descriptors.py": """
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class Descriptors:
+            sources: torch.Tensor
+            lengths: torch.Tensor
+
+            @classmethod
+            def empty(cls, n: int) -> "Descriptors":
+                return cls(torch.zeros(n, dtype=torch.int64), torch.zeros(n, dtype=torch.int64))  # expect: PTR001
+    """,
+    "pool/fill.py": """
+        import torch
+
+        from .descriptors import Descriptors
+
+
+        def fill(d: Descriptors, blocks: list[torch.Tensor]) -> None:
+            view = d.sources.numpy()
+            for i, b in enumerate(blocks):
+                view[i] = b.data_ptr()
+                d.lengths[i] = b.nbytes
+    """,
+    "pool/tables.py": """
+        import numpy as np
+        import torch
+
+        import pool.regions as regions_mod
+        from . import regions
+        from pool import region_bases
+        from .regions import Region, region_sizes
+
+
+        def via_reexport(ts):
+            return torch.tensor(region_bases(ts), dtype=torch.int64)  # expect: PTR001
+
+
+        def via_module_alias(ts):
+            return torch.tensor(regions_mod.region_bases(ts), dtype=torch.int32)  # expect: PTR003
+
+
+        def via_from_module(ts):
+            return np.array(regions.region_bases(ts))  # expect: PTR002
+
+
+        def via_method(r: Region, offsets):
+            return torch.tensor([r.at(o) for o in offsets], dtype=torch.int64)  # expect: PTR001
+
+
+        def via_attribute(rs: list[Region]):
+            return torch.tensor([r.base for r in rs])  # expect: PTR002
+
+
+        def sizes(ts):
+            return torch.tensor(region_sizes(ts), dtype=torch.int64)
+
+
+        def third_party(ts):
+            import somewhere_else
+
+            return torch.tensor(somewhere_else.region_bases(ts), dtype=torch.int64)
+    """,
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    (root / "pyproject.toml").write_text("[project]\nname = 'pool'\n")
+    return root
+
+
+def _expected(root: Path) -> set[tuple[str, int, str]]:
+    from ptrlint.testing import expected_markers
+
+    return {
+        (p.relative_to(root).as_posix(), line, code)
+        for p in root.rglob("*.py")
+        for line, code in expected_markers(p.read_text())
+    }
+
+
+def _found(ptrlint, root: Path, *args: str) -> list[dict]:
+    result = ptrlint("--no-cache", "--format", "json", *args, cwd=root)
+    assert result.code in (0, 1), result.err
+    return json.loads(result.out)
+
+
+def _keys(findings: list[dict]) -> set[tuple[str, int, str]]:
+    return {(f["path"], f["line"], f["code"]) for f in findings}
+
+
+@pytest.fixture
+def project(tmp_path):
+    return _write(tmp_path / "repo", PACKAGE)
+
+
+def test_whole_tree_finds_every_cross_module_marker(ptrlint, project):
+    assert _keys(_found(ptrlint, project, ".")) == _expected(project)
+
+
+@pytest.mark.parametrize("one", ["pool/tables.py", "pool/descriptors.py"])
+def test_one_file_alone_gets_the_same_findings_as_in_the_whole_tree(ptrlint, project, one):
+    whole = {k for k in _keys(_found(ptrlint, project, ".")) if k[0] == one}
+    alone = _keys(_found(ptrlint, project, one))
+    assert alone == whole != set()
+
+
+def test_without_the_index_nothing_crosses_modules(ptrlint, project):
+    assert _keys(_found(ptrlint, project, "--no-project-index", ".")) == set()
+
+
+def test_evidence_names_the_other_module_in_json_sarif_and_text(ptrlint, project):
+    findings = _found(ptrlint, project, "pool/descriptors.py")
+    related = findings[0]["related"]
+    assert any(r["path"] == "pool/fill.py" and r["line"] == 9 for r in related), related
+    sarif = json.loads(ptrlint("--no-cache", "--format", "sarif", "pool/descriptors.py", cwd=project).out)
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in sarif["runs"][0]["results"] for loc in r.get("relatedLocations", [])}
+    assert "pool/fill.py" in uris
+    text = ptrlint("--no-cache", "--show-evidence", "pool/tables.py", cwd=project).out
+    assert "pool/regions.py:" in text and "returned by `region_bases()`" in text
+
+
+def test_a_changed_dependency_is_never_answered_from_the_cache(ptrlint, project):
+    first = _keys(_found_cached(ptrlint, project, "pool/tables.py"))
+    assert ("pool/tables.py", 11, "PTR001") in first
+    regions = project / "pool" / "regions.py"
+    regions.write_text(regions.read_text().replace("return [t.data_ptr() for t in tensors]", "return [0 for t in tensors]"))
+    second = _keys(_found_cached(ptrlint, project, "pool/tables.py"))
+    assert ("pool/tables.py", 11, "PTR001") not in second
+    assert ("pool/tables.py", 23, "PTR001") in second  # Region.at still returns base + offset
+
+
+def _found_cached(ptrlint, root: Path, *args: str) -> list[dict]:
+    result = ptrlint("--format", "json", *args, cwd=root)
+    return json.loads(result.out)
+
+
+def test_fix_uses_cross_module_evidence_and_touches_only_linted_files(ptrlint, project):
+    before = (project / "pool" / "regions.py").read_bytes()
+    ptrlint("--no-cache", "--fix", "pool/descriptors.py", cwd=project)
+    text = (project / "pool" / "descriptors.py").read_text()
+    assert "torch.zeros(n, dtype=torch.uint64), torch.zeros(n, dtype=torch.int64)" in text
+    assert (project / "pool" / "regions.py").read_bytes() == before
+
+
+def test_an_import_cycle_terminates(ptrlint, tmp_path):
+    root = _write(tmp_path / "cyc", {
+        "cyc/__init__.py": "",
+        "cyc/a.py": "import torch\nfrom .b import g\n\ndef f(t):\n    return [t.data_ptr()] + g(t)\n",
+        "cyc/b.py": "import torch\nfrom .a import f\n\ndef g(t):\n    return []\n\ndef table(t):\n"
+                    "    return torch.tensor(f(t), dtype=torch.int64)  # expect: PTR001\n",
+    })
+    assert _keys(_found(ptrlint, root, ".")) == _expected(root)
+
+
+def test_shared_cross_module_corpus_file_by_file(ptrlint):
+    needs_shared(CORPUS / "cross_module" / "cases" / "kvoffload")
+    cases = CORPUS / "cross_module" / "cases"
+    from ptrlint.testing import expected_markers
+
+    for name in ("tables.py", "buffers.py"):
+        path = cases / "kvoffload" / name
+        want = {(line, code) for line, code in expected_markers(path.read_text())}
+        got = {(f["line"], f["code"]) for f in _found(ptrlint, cases, f"kvoffload/{name}")}
+        assert got == want, name
