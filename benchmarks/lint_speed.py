@@ -135,13 +135,15 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
         work = Path(tmp)
         for fraction in [float(f) for f in args.fractions.split(",")]:
             subset = files[: max(1, int(len(files) * fraction))]
-            root = work / f"tree_{fraction}"  # a copy keeps every tool on exactly the same files
+            # a copy keeps every tool on exactly the same files; the package keeps its name, so its
+            # absolute imports (`from torch.x import y`) resolve for the project index as they do installed
+            root = work / f"tree_{fraction}"
             for f in subset:
-                dest = root / Path(f).relative_to(tree)
+                dest = root / tree.name / Path(f).relative_to(tree)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, dest)
             listing = work / f"files_{fraction}.txt"
-            listing.write_text("\n".join(str(root / Path(f).relative_to(tree)) for f in subset) + "\n")
+            listing.write_text("\n".join(str(root / tree.name / Path(f).relative_to(tree)) for f in subset) + "\n")
             filled = subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if filled.returncode not in (0, 2):
                 sys.exit(f"ptrlint failed on {label}: {filled.stderr[-2000:]}")  # fills the cache, fails loudly
