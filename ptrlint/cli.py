@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 from . import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")
 
 
 def _csv(value: str) -> list[str]:
@@ -24,14 +24,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find memory addresses stored in signed, narrow or implicit-dtype tensors and arrays.",
         epilog="`ptrlint lsp` starts the language server on stdio (needs the `lsp` extra).",
     )
-    p.add_argument("paths", nargs="*", help="files or folders to check (default: .); '-' reads stdin")
+    p.add_argument("paths", nargs="*", help="files, folders or notebooks to check (default: .); '-' reads stdin")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply (with --fix/--diff) or show unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print fixes as a unified diff, change nothing; exit 1 if any")
+    p.add_argument("--add-noqa", action="store_true",
+                   help="append `# noqa: CODE` to every line with a finding (a baseline for adopting ptrlint)")
     p.add_argument("--select", type=_csv, default=None, metavar="CODES", help="rule codes or prefixes to enable (ALL, PTR, PTR001)")
     p.add_argument("--extend-select", type=_csv, default=None, metavar="CODES", help="add codes to the selection")
     p.add_argument("--ignore", type=_csv, default=None, metavar="CODES", help="codes or prefixes to disable")
-    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help="output format")
+    p.add_argument("--output-format", "--format", dest="output_format", default=None,
+                   choices=(*OUTPUT_FORMATS, "text"), metavar="{full,concise,json,github,sarif}",
+                   help="full (source and fix; the default on a terminal), concise (one line per finding; the "
+                        "default otherwise; `text` is the same), json, github, sarif")
     p.add_argument("--config", type=Path, default=None, metavar="FILE", help="read [tool.ptrlint] from this pyproject.toml")
     p.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
@@ -41,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-project-index", action="store_true",
                    help="analyse each file alone (no evidence from the other modules of its project)")
     p.add_argument("--statistics", action="store_true", help="print the number of findings per code")
-    p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text format)")
+    p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text formats)")
     p.add_argument("--version", action="version", version=f"ptrlint {__version__}")
     p.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     p.add_argument("--explain", metavar="CODE", default=None, help="print the documentation of a rule and exit")
@@ -58,6 +63,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CLEAN
 
 
+def use_color(stream: object) -> bool:
+    """Colour only on a terminal; ``NO_COLOR`` turns it off and ``FORCE_COLOR`` on (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["lsp"]:  # `ptrlint lsp [--stdio]`: the language server (a folder named lsp: use ./lsp)
         from .lsp import main as lsp_main
@@ -67,13 +82,13 @@ def _main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from . import engine, report
-    from .config import ConfigError, resolve_config
+    from .config import ConfigError, ConfigResolver
     from .files import discover
     from .rules import ALL_RULES, RULES_BY_CODE
 
     if args.list_rules:
         for rule in ALL_RULES:
-            print(f"{rule.code}  {rule.name:<24} fix: {rule.fix_availability.split(' ')[0]:<9} {rule.summary}")
+            print(f"{rule.code}  {rule.name:<26} fix: {rule.fix_availability.split(' ')[0]:<9} {rule.summary}")
         return EXIT_CLEAN
     if args.explain:
         code = args.explain.strip().upper()
@@ -92,43 +107,43 @@ def _main(argv: list[str]) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("ptrlint: --jobs must be at least 1", file=sys.stderr)
         return EXIT_ERROR
+    if args.add_noqa and args.fix:
+        print("ptrlint: --add-noqa cannot be combined with --fix", file=sys.stderr)
+        return EXIT_ERROR
+    output = args.output_format or ("full" if sys.stdout.isatty() else "concise")
+    output = "concise" if output == "text" else output
+    color = use_color(sys.stdout)
 
-    start = Path(args.stdin_filename).parent if use_stdin and args.stdin_filename else Path(paths[0] if not use_stdin else ".")
     try:
-        config = resolve_config(args.config, args.isolated, start if start.exists() else Path("."))
-        select = args.select if args.select is not None else list(config.select)
-        extend = list(config.extend_select) + (args.extend_select or [])
-        ignore = list(config.ignore) + (args.ignore or [])
-        enabled = engine.select_codes(select, extend, ignore)
-        for _glob, codes in config.per_file_ignores:
-            for code in codes:
-                engine.expand_selector(code)
+        resolver = ConfigResolver(args.config, args.isolated)
+        if use_stdin:
+            start = Path(args.stdin_filename) if args.stdin_filename else Path(".")
+            files = [args.stdin_filename or "-"]
+            configs = {files[0]: resolver.for_path(start if start.parent.exists() else Path("."))}
+        else:
+            files = discover(paths, resolver.for_path)
+            configs = {f: resolver.for_path(f) for f in files}
+        groups: dict[object, list[str]] = {}
+        for f in files:
+            groups.setdefault(configs[f], []).append(f)
+        settings_of = {config: _settings(engine, config, args, output, use_stdin) for config in groups}
     except (ConfigError, engine.SelectionError) as exc:
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
-    cache_dir = None if args.no_cache or use_stdin else os.path.join(config.root, ".ptrlint_cache")
-    settings = engine.Settings(
-        config=config,
-        enabled=enabled,
-        fix=args.fix,
-        unsafe_fixes=args.unsafe_fixes,
-        diff=args.diff,
-        cache_dir=cache_dir,
-        render_edits=args.format in ("json", "sarif"),  # these formats carry each fix's edits
-        project_index=not args.no_project_index,
-    )
-
+    texts: dict[str, str] = {}
     if use_stdin:
-        name = args.stdin_filename or "-"
+        name = files[0]
         data = sys.stdin.buffer.read()
         try:
             text, _encoding = engine.decode(data)
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
             print(f"{name}: E999 cannot decode stdin: {exc}", file=sys.stderr)
             return EXIT_ERROR
+        settings = next(iter(settings_of.values()))
         result = engine.process_text(text, name, settings)
         results = [result]
+        texts[name] = text
         if args.fix and result.error is None:
             sys.stdout.write(result.new_text if result.new_text is not None else text)
             sys.stdout.flush()
@@ -138,10 +153,14 @@ def _main(argv: list[str]) -> int:
             if args.diff and result.new_text is not None:
                 result.diff = engine.unified_diff(name, text, result.new_text)
     else:
-        files = discover(paths, config)
         jobs = args.jobs or os.cpu_count() or 1
-        results = engine.run(files, replace(settings), jobs)
+        results = []
+        for config, group in groups.items():
+            results.extend(engine.run(group, settings_of[config], jobs))
         out = sys.stdout
+
+    if args.add_noqa:
+        return _add_noqa(engine, results, args, out)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = [r.error for r in results if r.error is not None]
@@ -151,7 +170,7 @@ def _main(argv: list[str]) -> int:
     if args.diff:
         for d in diffs:
             out.write(d)
-        if args.format == "text":
+        if output in ("full", "concise"):
             n = sum(r.fixed for r in results)
             print(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             for e in errors:
@@ -160,18 +179,20 @@ def _main(argv: list[str]) -> int:
             return EXIT_ERROR
         return EXIT_FINDINGS if diffs else EXIT_CLEAN
 
-    if args.format == "text":
-        out.write(report.text(findings, errors, args.show_evidence, args.unsafe_fixes))
+    if output in ("full", "concise"):
+        if output == "full":
+            out.write(report.full(findings, errors, report.SourceLines(texts), color, args.show_evidence,
+                                  args.unsafe_fixes))
+        else:
+            out.write(report.text(findings, errors, args.show_evidence, args.unsafe_fixes))
         if args.statistics:
             out.write(report.statistics(findings))
         out.write(report.summary(findings, errors, fixed, args.unsafe_fixes))
     else:
-        if args.statistics and args.format == "text":
-            out.write(report.statistics(findings))
-        formatter = {"json": report.as_json, "github": report.github, "sarif": report.sarif}[args.format]
+        formatter = {"json": report.as_json, "github": report.github, "sarif": report.sarif}[output]
         out.write(formatter(findings, errors))
         for e in errors:
-            if args.format == "json":
+            if output == "json":
                 print(report.text([], [e]), end="", file=sys.stderr)
         if args.statistics:
             sys.stderr.write(report.statistics(findings))
@@ -182,3 +203,51 @@ def _main(argv: list[str]) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _settings(engine, config, args, output: str, use_stdin: bool):  # type: ignore[no-untyped-def]
+    """One configuration's settings: its selection, with the command line's on top."""
+    select = args.select if args.select is not None else list(config.select)
+    extend = list(config.extend_select) + (args.extend_select or [])
+    ignore = list(config.ignore) + (args.ignore or [])
+    enabled = engine.select_codes(select, extend, ignore)
+    for _glob, codes in config.per_file_ignores:
+        for code in codes:
+            engine.expand_selector(code)
+    cache_dir = None if args.no_cache or use_stdin else os.path.join(config.root, ".ptrlint_cache")
+    return engine.Settings(
+        config=config,
+        enabled=enabled,
+        fix=args.fix,
+        unsafe_fixes=args.unsafe_fixes,
+        diff=args.diff and not args.add_noqa,  # with --add-noqa, --diff shows the comments instead
+        cache_dir=cache_dir,
+        render_edits=output in ("json", "sarif", "full") and not args.add_noqa,  # these formats show each fix's edits
+        project_index=not args.no_project_index,
+    )
+
+
+def _add_noqa(engine, results, args, out) -> int:  # type: ignore[no-untyped-def]
+    """Write (or with --diff, show) a ``# noqa`` for every finding; report what could not be added."""
+    from . import report
+
+    added = 0
+    errors = [r.error for r in results if r.error is not None]
+    for result in results:
+        if result.error is not None or not result.findings:
+            continue
+        outcome = engine.add_noqa(result.path, result.findings, write=not args.diff)
+        added += outcome.added
+        if args.diff and outcome.diff:
+            out.write(outcome.diff)
+        for line, reason in outcome.skipped:
+            print(f"{result.path}:{line}: cannot add a noqa comment ({reason})", file=sys.stderr)
+        if outcome.error:
+            errors.append(outcome.error)
+    verb = "Would add" if args.diff else "Added"
+    print(f"{verb} {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    for e in errors:
+        print(report.text([], [e]), end="", file=sys.stderr)
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if args.diff and added else EXIT_CLEAN

@@ -185,3 +185,34 @@ def resolve_config(explicit: Path | None, isolated: bool, start: Path) -> Config
     if found is None:
         return replace(Config(), root=str(Path.cwd().resolve()))
     return load_file(found)
+
+
+class ConfigResolver:
+    """Each file's configuration: the nearest ``pyproject.toml`` with a ``[tool.ptrlint]`` table
+    above it (like ruff), unless ``--config`` or ``--isolated`` fixes one for every file."""
+
+    def __init__(self, explicit: Path | None = None, isolated: bool = False) -> None:
+        self.fixed: Config | None = None
+        if isolated or explicit is not None:
+            self.fixed = resolve_config(explicit, isolated, Path("."))
+        self._by_dir: dict[str, Config] = {}
+        self._by_file: dict[str, Config] = {}
+        self._default = replace(Config(), root=str(Path.cwd().resolve()))
+
+    def for_path(self, path: str | Path) -> Config:
+        if self.fixed is not None:
+            return self.fixed
+        target = Path(path)
+        directory = str((target if target.is_dir() else target.parent).resolve())
+        found = self._by_dir.get(directory)
+        if found is None:
+            config_file = find_config_file(Path(directory))
+            if config_file is None:
+                found = self._default
+            else:
+                key = str(config_file)
+                if key not in self._by_file:
+                    self._by_file[key] = load_file(config_file)
+                found = self._by_file[key]
+            self._by_dir[directory] = found
+        return found

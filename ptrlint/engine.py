@@ -15,7 +15,7 @@ import tokenize
 import traceback
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
@@ -406,6 +406,8 @@ def _read(path: str) -> tuple[str, bytes, str, str] | FileResult:
 
 def quick_result(path: str, settings: Settings) -> FileResult | None:
     """The answer without parsing, when there is one: read errors, prefiltered files, cache hits."""
+    if path.endswith(".ipynb"):
+        return None  # notebooks: see _lint_notebook
     read = _read(path)
     if isinstance(read, FileResult):
         return read
@@ -430,6 +432,8 @@ def process_file(path: str, settings: Settings) -> FileResult:
 def _lint_file(path: str, settings: Settings, view: object | None = None, summary: bool = False,
                text_override: str | None = None, summary_names: frozenset[str] | None = None) -> FileResult:
     """The parsing path of process_file (the caller has tried quick_result already)."""
+    if path.endswith(".ipynb"):
+        return _lint_notebook(path, settings)
     read = _read(path)
     if isinstance(read, FileResult):
         return read
@@ -451,6 +455,164 @@ def _lint_file(path: str, settings: Settings, view: object | None = None, summar
     if settings.cache_dir and result.error is None and result.new_text is None and view is None:
         Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
     return result
+
+
+def _lint_notebook(path: str, settings: Settings) -> FileResult:
+    """A notebook: its code cells analysed as one module (without the project index), findings
+    reported per cell, fixes written back into the cells' JSON strings only."""
+    from .notebook import Notebook, NotebookError
+
+    try:
+        real = os.path.realpath(path)
+        with open(real, "rb") as handle:
+            data = handle.read()
+        notebook = Notebook(data.decode("utf-8"))
+    except OSError as exc:
+        return FileResult(path=path, error=FileError(path, f"cannot read file: {exc.strerror or exc}"))
+    except (UnicodeDecodeError, NotebookError) as exc:
+        return FileResult(path=path, error=FileError(path, str(exc) if isinstance(exc, NotebookError)
+                                                     else f"cannot decode notebook: {exc}"))
+    if not notebook.python or (settings.prefilter and not prefilter(notebook.text, settings.config)):
+        return FileResult(path=path)
+    key = Cache.key(data, settings, "notebook") if settings.cache_dir else ""
+    if key:
+        cached = Cache(settings.cache_dir).get(key, path)  # type: ignore[arg-type]
+        if cached is not None and not (settings.fixing and any(_applicable(f, settings) for f in cached)):
+            return FileResult(path=path, findings=cached)
+    result = process_text(notebook.text, path, replace(settings, prefilter=False, project_index=False))
+    if result.error is not None:
+        cell, line = notebook.locate(result.error.line) if result.error.line else (None, 0)
+        message = f"{result.error.message} (cell {cell})" if cell is not None else result.error.message
+        result.error = FileError(path, message, line, result.error.column)
+        return result
+    result.findings = [to_cells(f, notebook) for f in result.findings]
+    if result.new_text is not None:
+        new_raw = notebook.rewritten(result.new_text)
+        result.new_text = new_raw
+        if settings.diff:
+            result.diff = notebook.diff(path, new_raw)
+        if settings.fix:
+            try:
+                write_atomic(real, new_raw.encode("utf-8"), data)
+            except FileChangedError as exc:
+                result.error = FileError(path, str(exc))
+            except OSError as exc:
+                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
+    elif key:
+        Cache(settings.cache_dir).put(key, result.findings)  # type: ignore[arg-type]
+    return result
+
+
+def to_cells(finding: Finding, notebook: object) -> Finding:
+    """A finding on the notebook's joined text, with lines counted within its cell."""
+    locate = notebook.locate  # type: ignore[attr-defined]
+    cell, line = locate(finding.line)
+    _end_cell, end_line = locate(finding.end_line)
+    related = tuple(replace(r, cell=locate(r.line)[0], line=locate(r.line)[1]) if r.path is None else r
+                    for r in finding.related)
+    fix = finding.fix
+    if fix is not None and fix.edits:
+        fix = replace(fix, edits=tuple(
+            replace(e, location=(locate(e.location[0])[1], e.location[1]),
+                    end_location=(locate(e.end_location[0])[1], e.end_location[1]))
+            for e in fix.edits
+        ))
+    return replace(finding, line=line, end_line=end_line, cell=cell, related=related, fix=fix)
+
+
+@dataclass
+class NoqaOutcome:
+    added: int = 0
+    diff: str = ""
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line, why no comment could go there)
+    error: FileError | None = None
+
+
+_NOQA_CODES = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
+
+
+def add_noqa(path: str, findings: list[Finding], write: bool = True) -> NoqaOutcome:
+    """Append ``# noqa: CODE`` to every line with a finding (merging into a ``# noqa: ...`` already
+    there); lines that end inside a string or with a backslash continuation are left alone."""
+    outcome = NoqaOutcome()
+    notebook = None
+    try:
+        real = os.path.realpath(path)
+        with open(real, "rb") as handle:
+            data = handle.read()
+        if path.endswith(".ipynb"):
+            from .notebook import Notebook
+
+            notebook = Notebook(data.decode("utf-8"))
+            text, encoding = notebook.text, "utf-8"
+        else:
+            text, encoding = decode(data)
+    except (OSError, ValueError, SyntaxError, LookupError) as exc:
+        outcome.error = FileError(path, f"cannot add noqa comments: {exc}")
+        return outcome
+    codes_by_line: dict[int, set[str]] = {}
+    for f in findings:
+        line = f.line
+        if notebook is not None and f.cell is not None:
+            cell = next(c for c in notebook.cells if c.number == f.cell)
+            line = cell.first_line + f.line - 1
+        codes_by_line.setdefault(line, set()).add(f.code)
+    blocked = _lines_without_room_for_a_comment(text)
+    source = SourceMap(text)
+    edits: list[tuple[int, int, str]] = []
+    for line, codes in sorted(codes_by_line.items()):
+        if line in blocked:
+            outcome.skipped.append((line, blocked[line]))
+            continue
+        start = source.line_starts[line - 1]
+        end = start + len(source.line_text(line))
+        existing = _NOQA_CODES.search(text, start, end)
+        if existing is not None:
+            listed = {c.upper() for c in re.split(r"[\s,]+", existing.group(1)) if c}
+            missing = sorted(codes - listed)
+            if missing:
+                edits.append((existing.end(1), existing.end(1), ", " + ", ".join(missing)))
+                outcome.added += 1
+            continue
+        edits.append((end, end, "  # noqa: " + ", ".join(sorted(codes))))
+        outcome.added += 1
+    if not edits:
+        return outcome
+    new_text = text
+    for start, end, insert in sorted(edits, reverse=True):
+        new_text = new_text[:start] + insert + new_text[end:]
+    if notebook is not None:
+        new_raw = notebook.rewritten(new_text)
+        outcome.diff = notebook.diff(path, new_raw)
+        new_bytes = new_raw.encode("utf-8")
+    else:
+        outcome.diff = unified_diff(path, text, new_text)
+        new_bytes = new_text.encode(encoding)
+    if write:
+        try:
+            write_atomic(real, new_bytes, data)
+        except (FileChangedError, OSError) as exc:
+            outcome.error = FileError(path, f"cannot write noqa comments: {exc}")
+    return outcome
+
+
+def _lines_without_room_for_a_comment(text: str) -> dict[int, str]:
+    """Lines where a trailing comment would change the code: inside or at the start of a
+    multi-line string, or ending in a backslash continuation."""
+    blocked: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                for line in range(tok.start[0], tok.end[0]):
+                    blocked[line] = "the line ends inside a multi-line string"
+            elif tok.type in (tokenize.FSTRING_START,) if hasattr(tokenize, "FSTRING_START") else ():
+                pass
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.rstrip().endswith("\\") and number not in blocked:
+            blocked[number] = "the line ends in a backslash continuation"
+    return blocked
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -486,7 +648,11 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
     if settings.project_index:
         from .project.index import ProjectRun
 
-        return ProjectRun(paths, settings, jobs).run()
+        notebooks = [p for p in paths if p.endswith(".ipynb")]
+        modules = [p for p in paths if not p.endswith(".ipynb")]
+        done = {r.path: r for r in ProjectRun(modules, settings, jobs).run()} if modules else {}
+        done.update({p: _lint_notebook(p, settings) for p in notebooks})
+        return [done[p] for p in paths if p in done]
     results: list[FileResult | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     pending: list[int] = []

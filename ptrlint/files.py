@@ -6,6 +6,8 @@ import fnmatch
 import os
 from pathlib import Path, PurePosixPath
 
+from typing import Callable
+
 from .config import Config
 
 
@@ -31,20 +33,25 @@ def _display(path: str) -> str:
     return os.path.normpath(path)
 
 
-def discover(paths: list[str], config: Config) -> list[str]:
-    """Python files under ``paths``. Files named explicitly are always included."""
-    patterns = (*config.exclude, *config.extend_exclude)
-    root = Path(config.root)
+def discover(paths: list[str], config: "Config | Callable[[str], Config]") -> list[str]:
+    """Python files and notebooks under ``paths``. Files named explicitly are always included.
+
+    ``config`` is one configuration or a function giving each folder's (the nearest
+    ``pyproject.toml``), whose excludes apply below its root.
+    """
+    config_for = config if callable(config) else (lambda _path: config)
     found: set[str] = set()
     for raw in paths:
         if os.path.isdir(raw):
             for dirpath, dirnames, filenames in os.walk(raw):
-                rel_dir = _relative(dirpath, root)
+                here = config_for(dirpath)
+                patterns = (*here.exclude, *here.extend_exclude)
+                rel_dir = _relative(dirpath, Path(here.root))
                 dirnames[:] = sorted(
                     d for d in dirnames if not _excluded(f"{rel_dir}/{d}".lstrip("/"), d, patterns)
                 )
                 for name in filenames:
-                    if not name.endswith(".py"):
+                    if not name.endswith(SOURCE_SUFFIXES):
                         continue
                     rel = f"{rel_dir}/{name}".lstrip("/")
                     if _excluded(rel, name, patterns):
@@ -53,6 +60,9 @@ def discover(paths: list[str], config: Config) -> list[str]:
         else:
             found.add(_display(raw))  # a missing file is reported when it is read
     return sorted(found)
+
+
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 def _relative(path: str, root: Path) -> str:

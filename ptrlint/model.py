@@ -104,9 +104,13 @@ class Related:
     column: int
     message: str
     path: str | None = None
+    cell: int | None = None  # notebooks: the cell the line is in
 
     def to_json(self, path: str) -> dict[str, Any]:
-        return {"path": self.path or path, "line": self.line, "column": self.column, "message": self.message}
+        out = {"path": self.path or path, "line": self.line, "column": self.column, "message": self.message}
+        if self.cell is not None:
+            out["cell"] = self.cell
+        return out
 
 
 @dataclass(frozen=True)
@@ -123,9 +127,10 @@ class Finding:
     message: str
     fix: Fix | None = None
     related: tuple[Related, ...] = ()
+    cell: int | None = None  # notebooks: line and column are within this cell (1-based among all cells)
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -139,6 +144,7 @@ class Finding:
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
             "related": [r.to_json(self.path) for r in self.related],
+            **({"cell": self.cell} if self.cell is not None else {}),
         }
 
     @classmethod
@@ -154,9 +160,11 @@ class Finding:
             message=data["message"],
             fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
             related=tuple(
-                Related(r["line"], r["column"], r["message"], r["path"] if r.get("path") != data["path"] else None)
+                Related(r["line"], r["column"], r["message"], r["path"] if r.get("path") != data["path"] else None,
+                        r.get("cell"))
                 for r in data.get("related", [])
             ),
+            cell=data.get("cell"),
         )
 
 

@@ -21,14 +21,114 @@ def text(findings: list[Finding], errors: list[FileError], show_evidence: bool =
         marker = ""
         if f.fix is not None and (f.fix.safe or unsafe_fixes):
             marker = " [*]"
-        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}{marker}")
+        lines.append(f"{location(f.path, f.cell, f.line, f.column)}: {f.code} {f.message}{marker}")
         if show_evidence:
             for r in f.related:
-                lines.append(f"    {r.path or f.path}:{r.line}:{r.column}: {r.message}")
+                lines.append(f"    {location(r.path or f.path, r.cell, r.line, r.column)}: {r.message}")
     for e in errors:
         where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
         lines.append(f"{where}: E999 {e.message}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+class SourceLines:
+    """The lines a finding points at, for ``full`` output (files are read once; notebooks by cell).
+    The only part of reporting that reads files, so the formatters stay pure."""
+
+    def __init__(self, texts: dict[str, str] | None = None) -> None:
+        self.texts = dict(texts or {})
+        self._lines: dict[tuple[str, int | None], list[str]] = {}
+
+    def get(self, path: str, cell: int | None) -> list[str]:
+        key = (path, cell)
+        if key not in self._lines:
+            self._lines[key] = self._read(path, cell)
+        return self._lines[key]
+
+    def _read(self, path: str, cell: int | None) -> list[str]:
+        try:
+            if path in self.texts:
+                text = self.texts[path]
+            else:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                if cell is not None:
+                    from .notebook import Notebook
+
+                    return Notebook(data.decode("utf-8")).cell_lines(cell)
+                from .engine import decode
+
+                text = decode(data)[0]
+        except (OSError, ValueError, SyntaxError, LookupError):
+            return []
+        return text.splitlines()
+
+
+_STYLES = {"bold": "1", "red": "1;31", "blue": "1;34", "cyan": "1;36", "dim": "2"}
+
+
+def full(findings: list[Finding], errors: list[FileError], sources: SourceLines, color: bool = False,
+         show_evidence: bool = False, unsafe_fixes: bool = False) -> str:
+    """Each finding with its source line, a marker under the span, and what the fix would change."""
+
+    def paint(text: str, style: str) -> str:
+        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m" if color else text
+
+    out: list[str] = []
+    for f in findings:
+        fixable = f.fix is not None and (f.fix.safe or unsafe_fixes)
+        head = f"{paint(location(f.path, f.cell, f.line, f.column), 'bold')}: {paint(f.code, 'red')}"
+        out.append(f"{head} {paint('[*] ', 'cyan') if fixable else ''}{f.message}")
+        lines = sources.get(f.path, f.cell)
+        if 1 <= f.line <= len(lines):
+            shown = range(max(1, f.line - 1), min(len(lines), f.line + 1) + 1)
+            width = len(str(shown[-1]))
+            bar = paint(" " * width + " |", "blue")
+            out.append(bar)
+            for number in shown:
+                text = lines[number - 1].expandtabs(1)
+                out.append(f"{paint(str(number).rjust(width) + ' |', 'blue')} {text}")
+                if number == f.line:
+                    end = f.end_column if f.end_line == f.line else len(text) + 1
+                    marker = "^" * max(1, end - f.column)
+                    out.append(f"{bar} {' ' * (f.column - 1)}{paint(marker + ' ' + f.code, 'red')}")
+            out.append(bar)
+        pad = " " * (len(str(f.line + 1)) + 1)
+        if f.fix is not None:
+            label = f.fix.title or "apply the fix"
+            change = _describe_edits(f, lines)
+            note = "" if f.fix.safe else " (unsafe: applied with --fix --unsafe-fixes)"
+            out.append(f"{pad}{paint('= help:', 'cyan')} {label}{': ' + change if change else ''}{note}")
+        if show_evidence:
+            for r in f.related:
+                where = location(r.path or f.path, r.cell, r.line, r.column)
+                out.append(f"{pad}{paint('= evidence:', 'dim')} {where}: {r.message}")
+        out.append("")
+    for e in errors:
+        where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
+        out.append(f"{paint(where, 'bold')}: {paint('E999', 'red')} {e.message}")
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _describe_edits(f: Finding, lines: list[str]) -> str:
+    """``replace `torch.int64` with `torch.uint64```; ``insert `, dtype=torch.uint64```."""
+    parts = []
+    for e in f.fix.edits if f.fix is not None else ():
+        (line, column), (end_line, end_column) = e.location, e.end_location
+        old = ""
+        if line == end_line and 1 <= line <= len(lines):
+            old = lines[line - 1][column - 1:end_column - 1]
+        new = e.text.strip()
+        if old:
+            parts.append(f"replace `{old}` with `{new}`")
+        elif new:
+            parts.append(f"insert `{new.lstrip(', ')}`")
+    return "; ".join(parts)
+
+
+def location(path: str, cell: int | None, line: int, column: int) -> str:
+    """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+    return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
 
 
 def summary(findings: list[Finding], errors: list[FileError], fixed: int, unsafe_fixes: bool) -> str:
@@ -122,7 +222,8 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
                 "physicalLocation": {
                     "artifactLocation": {"uri": _uri(f.path)},
                     "region": _region(f.line, f.column, f.end_line, f.end_column),
-                }
+                },
+                **({"properties": {"cell": f.cell}} if f.cell is not None else {}),
             }],
         }
         if f.related:
