@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,14 +68,15 @@ def _related_location(r: Any, uri: str, lines: list[str], codec: Any) -> types.L
     return types.Location(uri=from_fs_path(str(Path(r.path).resolve())) or r.path, range=types.Range(start=point, end=point))
 
 
-def lint(ls: PtrlintServer, uri: str) -> None:
+def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | None:
+    """Lint one open document (remembering its findings for code actions); None on a config error."""
     document = ls.workspace.get_text_document(uri)
     path = to_fs_path(uri) or uri
     try:
         settings = ls.settings_for(path)
     except ConfigError as exc:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"ptrlint: {exc}"))
-        return
+        return None
     result = process_text(document.source, path, settings)
     findings = result.findings if result.error is None else []
     ls.findings[uri] = findings
@@ -107,8 +109,47 @@ def lint(ls: PtrlintServer, uri: str) -> None:
                 source=SOURCE,
             )
         )
+    return diagnostics
+
+
+def lint(ls: PtrlintServer, uri: str) -> None:
+    """Push diagnostics (for clients that do not pull them)."""
+    diagnostics = diagnostics_for(ls, uri)
+    if diagnostics is None:
+        return
+    document = ls.workspace.get_text_document(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
                                                                         version=document.version))
+
+
+@server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False))
+def pull_diagnostics(ls: PtrlintServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
+    """``textDocument/diagnostic``: the client asks when it wants them (LSP 3.17 pull model)."""
+    return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, params.text_document.uri) or [])
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files_changed(ls: PtrlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """A ``pyproject.toml`` changed: read the configuration again and lint every open document."""
+    if not any(change.uri.endswith("pyproject.toml") for change in params.changes):
+        return
+    ls._configs.clear()
+    for uri in list(ls.workspace.text_documents):
+        lint(ls, uri)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: PtrlintServer, params: types.InitializedParams) -> None:
+    """Ask the client to tell us about pyproject.toml changes, where it can watch files for us."""
+    capabilities = ls.client_capabilities.workspace
+    watch = capabilities.did_change_watched_files if capabilities else None
+    if watch is None or not watch.dynamic_registration:
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])
+    ls.client_register_capability(types.RegistrationParams(registrations=[
+        types.Registration(id="ptrlint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+    ]))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -140,9 +181,12 @@ def did_close(ls: PtrlintServer, params: types.DidCloseTextDocumentParams) -> No
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
+FIX_ALL = "source.fixAll.ptrlint"
+
+
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False),
 )
 def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
@@ -150,6 +194,12 @@ def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types
     lines, codec = document.lines, document.position_codec
     actions: list[types.CodeAction] = []
     wanted = params.range
+    only = params.context.only or []
+    if any(FIX_ALL.startswith(kind) for kind in only if kind.startswith("source")):  # `source.fixAll` on save, too
+        fix_all = _fix_all(ls, uri)
+        return [fix_all] if fix_all is not None else []
+    if only and not any(kind.startswith(types.CodeActionKind.QuickFix) for kind in only):
+        return actions
     if ls.texts.get(uri) != document.source:
         return actions  # edited since the last lint: fresh diagnostics (and fixes) follow the debounce
     for diagnostic in params.context.diagnostics:
@@ -180,6 +230,28 @@ def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types
             )
         )
     return actions
+
+
+def _fix_all(ls: PtrlintServer, uri: str) -> types.CodeAction | None:
+    """Every safe fix of the document at once (``source.fixAll.ptrlint``): one edit over the text."""
+    document = ls.workspace.get_text_document(uri)
+    path = to_fs_path(uri) or uri
+    try:
+        settings = replace(ls.settings_for(path), diff=True)  # fixes computed, never written: the client applies them
+    except ConfigError:
+        return None
+    result = process_text(document.source, path, settings)
+    if result.error is not None or result.new_text is None or result.new_text == document.source:
+        return None
+    lines, codec = document.lines, document.position_codec
+    end_line = len(lines)
+    whole = types.Range(start=types.Position(line=0, character=0),
+                        end=codec.position_to_client_units(lines, types.Position(line=end_line, character=0)))
+    return types.CodeAction(
+        title=f"ptrlint: fix all safe fixes ({result.fixed})",
+        kind=FIX_ALL,
+        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=result.new_text)]}),
+    )
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

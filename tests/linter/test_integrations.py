@@ -180,3 +180,48 @@ def test_readme_embeds_the_ci_recipes():
     for name in ("github-actions.yml", "pre-commit-config.yaml"):
         body = (REPO / "examples" / "ci" / name).read_text().strip()
         assert body in readme, f"README must carry examples/ci/{name} verbatim"
+
+
+def test_language_server_fix_all_pull_diagnostics_and_config_reload(tmp_path):
+    pytest.importorskip("pygls")
+    two = BUGGY + "more = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+    path = tmp_path / "buggy.py"
+    path.write_text(two)
+    uri = path.as_uri()
+    client = LspClient(tmp_path)
+    try:
+        init = client.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {
+            "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}},
+        }})
+        capabilities = init["result"]["capabilities"]
+        assert "source.fixAll.ptrlint" in capabilities["codeActionProvider"]["codeActionKinds"]
+        assert capabilities["diagnosticProvider"]["identifier"] == "ptrlint"
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": two}})
+        pulled = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]
+        assert pulled["kind"] == "full" and [d["code"] for d in pulled["items"]] == ["PTR001", "PTR001"]
+        actions = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": [], "only": ["source.fixAll"]},
+        })["result"]
+        assert [a["kind"] for a in actions] == ["source.fixAll.ptrlint"]
+        assert _apply(two, actions[0]["edit"]["changes"][uri]) == two.replace("torch.int64", "torch.uint64")
+        assert path.read_text() == two  # the client applies the edit; the server writes nothing
+        # the server asked to watch pyproject.toml; a new ignore takes effect without a restart
+        deadline = time.time() + 30
+        while not any(m.get("method") == "client/registerCapability" for m in client.notifications):
+            assert time.time() < deadline, "no registration of a pyproject.toml watcher"
+            client.notifications.append(client.read())
+        registration = next(m for m in client.notifications if m.get("method") == "client/registerCapability")
+        client.send({"jsonrpc": "2.0", "id": registration["id"], "result": None})
+        watchers = registration["params"]["registrations"][0]["registerOptions"]["watchers"]
+        assert watchers[0]["globPattern"] == "**/pyproject.toml"
+        (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nignore = ["PTR001"]\n')
+        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": (tmp_path / "pyproject.toml").as_uri(), "type": 1}]})
+        assert client.wait_diagnostics(uri) == [] or client.wait_diagnostics(uri) == []
+        client.request("shutdown", {})
+        client.notify("exit", {})
+        client.proc.wait(timeout=30)
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
