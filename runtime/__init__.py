@@ -1,68 +1,104 @@
-"""ptrlint.runtime: uint64 pointer buffers and a guarded batched copy (needs torch).
+"""ptrlint.runtime: uint64 pointer buffers, a guarded batched copy and simulated high addresses.
 
-Never imports libcst or the linter.
+Needs torch and numpy (the ``runtime`` extra); never imports libcst or the linter. The names
+below load on first use, so the pytest plugin (``ptrlint.runtime.pytest_plugin``) can be
+registered in every environment without importing torch until a run asks for it.
 """
 
-from .buffers import CpuGpuBuffer
-from .copy import batch_memcpy
-from .errors import (
-    PointerBoundsError,
-    PointerDtypeError,
-    PointerGuardError,
-    PointerOverlapError,
-    PointerRoundTripError,
-)
-from .guard import (
-    MemoryRegions,
-    Region,
-    assert_pointer_buffer,
-    default_regions,
-    guard_level,
-    register,
-    store_pointer,
-    unregister,
-    verify_upload,
-)
-from .mamba import (
-    KVCacheConfig,
-    KVCacheGroupSpec,
-    MambaCopyBuffers,
-    MambaCopySpec,
-    MambaSpec,
-    collect_mamba_copy_meta,
-    do_mamba_copy_block,
-    get_conv_copy_spec,
-    get_mamba_groups,
-    get_temporal_copy_spec,
-    make_buffer_factory,
-)
+from __future__ import annotations
 
-__all__ = [
-    "CpuGpuBuffer",
-    "KVCacheConfig",
-    "KVCacheGroupSpec",
-    "MambaCopyBuffers",
-    "MambaCopySpec",
-    "MambaSpec",
-    "MemoryRegions",
-    "PointerBoundsError",
-    "PointerDtypeError",
-    "PointerGuardError",
-    "PointerOverlapError",
-    "PointerRoundTripError",
-    "Region",
-    "assert_pointer_buffer",
-    "batch_memcpy",
-    "collect_mamba_copy_meta",
-    "default_regions",
-    "do_mamba_copy_block",
-    "get_conv_copy_spec",
-    "get_mamba_groups",
-    "get_temporal_copy_spec",
-    "guard_level",
-    "make_buffer_factory",
-    "register",
-    "store_pointer",
-    "unregister",
-    "verify_upload",
-]
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "CpuGpuBuffer": "buffers",
+    "batch_memcpy": "copy",
+    "PointerBoundsError": "errors",
+    "PointerCastError": "errors",
+    "PointerDtypeError": "errors",
+    "PointerGuardError": "errors",
+    "PointerOverlapError": "errors",
+    "PointerRoundTripError": "errors",
+    "MemoryRegions": "guard",
+    "Region": "guard",
+    "assert_pointer_buffer": "guard",
+    "default_regions": "guard",
+    "guard_level": "guard",
+    "register": "guard",
+    "store_pointer": "guard",
+    "unregister": "guard",
+    "verify_upload": "guard",
+    "KVCacheConfig": "mamba",
+    "KVCacheGroupSpec": "mamba",
+    "MambaCopyBuffers": "mamba",
+    "MambaCopySpec": "mamba",
+    "MambaSpec": "mamba",
+    "collect_mamba_copy_meta": "mamba",
+    "do_mamba_copy_block": "mamba",
+    "get_conv_copy_spec": "mamba",
+    "get_mamba_groups": "mamba",
+    "get_temporal_copy_spec": "mamba",
+    "make_buffer_factory": "mamba",
+    "real_addresses": "simulate",
+    "simulate_high_addresses": "simulate",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ptrlint.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+# `PTRLINT_SIMULATE_HIGH_ADDRESSES=1` takes effect when the package is imported (loading torch
+# then); without it, importing the package stays free of torch.
+if os.environ.get("PTRLINT_SIMULATE_HIGH_ADDRESSES", "").strip().lower() not in ("", "0", "false", "no", "off"):
+    importlib.import_module(f"{__name__}.simulate")
+
+
+if TYPE_CHECKING:
+    from .buffers import CpuGpuBuffer
+    from .copy import batch_memcpy
+    from .errors import (
+        PointerBoundsError,
+        PointerCastError,
+        PointerDtypeError,
+        PointerGuardError,
+        PointerOverlapError,
+        PointerRoundTripError,
+    )
+    from .guard import (
+        MemoryRegions,
+        Region,
+        assert_pointer_buffer,
+        default_regions,
+        guard_level,
+        register,
+        store_pointer,
+        unregister,
+        verify_upload,
+    )
+    from .mamba import (
+        KVCacheConfig,
+        KVCacheGroupSpec,
+        MambaCopyBuffers,
+        MambaCopySpec,
+        MambaSpec,
+        collect_mamba_copy_meta,
+        do_mamba_copy_block,
+        get_conv_copy_spec,
+        get_mamba_groups,
+        get_temporal_copy_spec,
+        make_buffer_factory,
+    )
+    from .simulate import real_addresses, simulate_high_addresses

@@ -12,3 +12,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 __all__ = ["np", "torch"]
+
+
+# $PTRLINT_SIMULATE_HIGH_ADDRESSES takes effect as soon as any part of the runtime loads: the
+# simulate module turns the mode on at the end of its own import.
+from . import simulate as _simulate  # noqa: F401

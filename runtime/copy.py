@@ -5,10 +5,12 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from ._torch import np, torch
+from ._torch import torch
 from .buffers import CpuGpuBuffer
-from .errors import PointerGuardError
+from .errors import PointerBoundsError, PointerGuardError
 from .guard import MemoryRegions, check_fast, check_strict, default_regions, guard_level, host_array
+from .simulate import active as simulating
+from .simulate import current_offset, to_real_array, to_real_tensor
 
 DEFAULT_BLOCK_SIZE = 1024
 _memmove = ctypes.memmove
@@ -44,6 +46,9 @@ def batch_memcpy(
     TRITON_INTERPRET=1) or "cpu" (a ``ctypes.memmove`` loop; the default for host tensors).
     ``host_views``: host copies of the three tables (e.g. the CpuGpuBuffers' ``.np`` slices)
     so strict checks of device tables need no device-to-host copy.
+
+    Under ``simulate_high_addresses`` the tables hold shifted addresses; every check and both
+    backends translate them back first, so the copy moves the same bytes as without the mode.
     """
     level = guard_level(check)
     src, dst, size = _tensor(src_ptrs), _tensor(dst_ptrs), _tensor(sizes)
@@ -62,22 +67,46 @@ def batch_memcpy(
     if chosen == "cpu":
         if any(_is_device(t) for t in (src, dst, size)):
             raise PointerGuardError("the cpu backend needs host tables; use backend='triton' for device tables")
-        _copy_cpu(src, dst, size)
+        _copy_cpu(src, dst, size, checked=level != "off")
     elif chosen == "triton":
+        if simulating():
+            src, dst = to_real_tensor(src), to_real_tensor(dst)
         _copy_triton(src, dst, size, block_size)
     else:
         raise ValueError(f"unknown backend {chosen!r}: use 'triton' or 'cpu'")
 
 
-def _copy_cpu(src: Any, dst: Any, sizes: Any) -> None:
+def _copy_cpu(src: Any, dst: Any, sizes: Any, *, checked: bool = True) -> None:
     """One ``ctypes.memmove`` per entry over Python ints: the fastest CPU path measured."""
-    s = host_array(src, "src_ptrs").tolist()
-    d = host_array(dst, "dst_ptrs").tolist()
+    hs, hd = to_real_array(host_array(src, "src_ptrs")), to_real_array(host_array(dst, "dst_ptrs"))
     z = host_array(sizes, "sizes").tolist()
+    s, d = hs.tolist(), hd.tolist()
+    if checked:
+        _refuse_non_host_addresses(s, d, z)
     memmove = _memmove
     for src_addr, dst_addr, nbytes in zip(s, d, z):
         if nbytes > 0:
             memmove(dst_addr, src_addr, nbytes)
+
+
+_HOST_LIMIT = 1 << 63  # user-space host addresses never reach the upper half of the address space
+
+
+def _refuse_non_host_addresses(s: list[int], d: list[int], z: list[int]) -> None:
+    """A host memmove to an address >= 2**63 is a SIGSEGV: say why instead."""
+    if max(s, default=0) < _HOST_LIMIT and max(d, default=0) < _HOST_LIMIT:
+        return
+    for i, (src_addr, dst_addr, nbytes) in enumerate(zip(s, d, z)):
+        if nbytes > 0 and max(src_addr, dst_addr) >= _HOST_LIMIT:
+            hint = (
+                "a table built under simulate_high_addresses, copied after the simulation ended?"
+                if not simulating()
+                else f"not an address shifted by this simulation's offset {current_offset():#x}"
+            )
+            raise PointerBoundsError(
+                f"entry {i}: address {max(src_addr, dst_addr):#x} ({nbytes} bytes) is not a host address: user-space "
+                f"memory lies below 2**63 ({hint}); nothing was copied"
+            )
 
 
 def _copy_triton(src: Any, dst: Any, sizes: Any, block_size: int) -> None:

@@ -21,3 +21,11 @@ class PointerBoundsError(PointerGuardError):
 
 class PointerOverlapError(PointerGuardError):
     """Two destination ranges overlap, or a destination overlaps another entry's source."""
+
+
+class PointerCastError(PointerGuardError, OverflowError):
+    """Under simulated high addresses: a uint64 address table was converted to a dtype that cannot hold it."""
+
+    def __init__(self, message: str, dtype: str) -> None:
+        super().__init__(message)
+        self.dtype = dtype

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from ._torch import np, torch
 from .buffers import CpuGpuBuffer
 from .errors import PointerBoundsError, PointerDtypeError, PointerGuardError, PointerOverlapError, PointerRoundTripError
+from .simulate import to_real, to_real_array
 
 U64_MAX = (1 << 64) - 1
 MAX_ENTRY_BYTES = 1 << 31  # sizes live in int32 buffers
@@ -128,7 +129,7 @@ class Region:
 def _region_of(obj: Any) -> tuple[int, int, str]:
     if isinstance(obj, torch.Tensor):
         storage = obj.untyped_storage()
-        return storage.data_ptr(), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}"
+        return to_real(storage.data_ptr()), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}"
     if isinstance(obj, np.ndarray):
         base = obj
         while isinstance(base.base, np.ndarray):
@@ -156,7 +157,8 @@ class MemoryRegions:
         return self.add_range(start, nbytes, label if label is not None else auto)
 
     def add_range(self, addr: int, nbytes: int, label: str = "") -> Region:
-        addr, nbytes = int(addr), int(nbytes)
+        """Register ``nbytes`` at ``addr`` (a shifted address under simulated high addresses is stored real)."""
+        addr, nbytes = to_real(addr), int(nbytes)
         region = Region(addr, nbytes, label)
         if nbytes == 0 and addr >= 0:
             return region  # an empty allocation (data_ptr 0 is normal there): nothing to copy into
@@ -287,8 +289,17 @@ def check_fast(src: Any, dst: Any, sizes: Any) -> int:
     return shapes[0][0]
 
 
+def _shown(table: int, real: int) -> str:
+    """An address as the table holds it, with the real one when simulated high addresses shifted it."""
+    return f"{table:#x}" if table == real else f"{table:#x} (real {real:#x})"
+
+
 def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: MemoryRegions) -> None:
-    """Per-entry checks, vectorised; raises on the first bad entry (lowest index)."""
+    """Per-entry checks, vectorised; raises on the first bad entry (lowest index).
+
+    Sizes, null entries and wrap-around are checked on the table's own values; bounds and
+    overlaps on real addresses (``to_real_array``: identity unless high addresses are simulated).
+    """
     n = len(src)
     if n == 0:
         return
@@ -305,8 +316,6 @@ def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: M
         return
     s, d = src[live], dst[live]
     nbytes = sz[live].astype(np.uint64)
-    # one sort per side, shared by the bounds and the overlap checks (sorting dominates the cost)
-    orders = {"source": np.argsort(s), "destination": np.argsort(d)}
     for label, addrs in (("source", s), ("destination", d)):
         zero = np.flatnonzero(addrs == 0)
         if len(zero):
@@ -323,18 +332,24 @@ def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: M
                 f"entry {i}: {label} range {int(addrs[wrapped[0]]):#x} + {int(sz[i])} bytes wraps past 2**64; "
                 "the address is corrupt (a sign-extended or truncated value?)"
             )
-        _check_bounds(label, addrs, last, orders[label], live, sz, regions)
-    _check_overlaps(s, d, nbytes, live, orders["source"], orders["destination"])
+    real_s, real_d = to_real_array(s), to_real_array(d)
+    # one sort per side, shared by the bounds and the overlap checks (sorting dominates the cost)
+    orders = {"source": np.argsort(real_s), "destination": np.argsort(real_d)}
+    for label, addrs, table in (("source", real_s, s), ("destination", real_d, d)):
+        last = addrs + (nbytes - np.uint64(1))
+        _check_bounds(label, addrs, table, last, orders[label], live, sz, regions)
+    _check_overlaps(real_s, real_d, s, d, nbytes, live, orders["source"], orders["destination"])
 
 
-def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, order: np.ndarray, live: np.ndarray,
-                  sz: np.ndarray, regions: MemoryRegions) -> None:
+def _check_bounds(label: str, addrs: np.ndarray, table: np.ndarray, last: np.ndarray, order: np.ndarray,
+                  live: np.ndarray, sz: np.ndarray, regions: MemoryRegions) -> None:
     starts, ends, _ = regions.arrays()
     if len(starts) == 0:
         i = int(live[0])
         raise PointerBoundsError(
-            f"entry {i}: {label} {int(addrs[0]):#x} + {int(sz[i])} bytes: no memory is registered; strict mode "
-            "copies only inside registered regions (ptrlint.runtime.register(tensor) each source and destination buffer)"
+            f"entry {i}: {label} {_shown(int(table[0]), int(addrs[0]))} + {int(sz[i])} bytes: no memory is registered; "
+            "strict mode copies only inside registered regions (ptrlint.runtime.register(tensor) each source and "
+            "destination buffer)"
         )
     sorted_addrs = addrs[order]
     idx = np.searchsorted(starts, sorted_addrs, side="right").astype(np.int64) - 1
@@ -346,15 +361,16 @@ def _check_bounds(label: str, addrs: np.ndarray, last: np.ndarray, order: np.nda
         positions = order[bad]
         k = int(positions.min())
         i = int(live[k])
-        addr = int(addrs[k])
+        addr, shown, size = int(addrs[k]), int(table[k]), int(sz[i])
+        real = "" if addr == shown else f" (real [{addr:#x}, {addr + size:#x}))"
         raise PointerBoundsError(
-            f"entry {i}: {label} range [{addr:#x}, {addr + int(sz[i]):#x}) of {int(sz[i])} bytes is not inside one "
+            f"entry {i}: {label} range [{shown:#x}, {shown + size:#x}){real} of {size} bytes is not inside one "
             f"registered region; {regions.nearest(addr)}. Register the buffer it points into, or fix the address"
         )
 
 
-def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.ndarray, s_order: np.ndarray,
-                    order: np.ndarray) -> None:
+def _check_overlaps(s: np.ndarray, d: np.ndarray, table_s: np.ndarray, table_d: np.ndarray, nbytes: np.ndarray,
+                    live: np.ndarray, s_order: np.ndarray, order: np.ndarray) -> None:
     """Inclusive ends throughout, so a range ending at 2**64 cannot wrap."""
     one = np.uint64(1)
     d_last = d + (nbytes - one)
@@ -366,8 +382,9 @@ def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.n
             a, b = int(order[clash[0]]), int(order[clash[0] + 1])
             i, j = sorted((int(live[a]), int(live[b])))
             raise PointerOverlapError(
-                f"entries {i} and {j}: destination ranges overlap ([{int(d[a]):#x}, +{int(nbytes[a])}) and "
-                f"[{int(d[b]):#x}, +{int(nbytes[b])})); the result would depend on copy order"
+                f"entries {i} and {j}: destination ranges overlap ([{_shown(int(table_d[a]), int(d[a]))}, "
+                f"+{int(nbytes[a])}) and [{_shown(int(table_d[b]), int(d[b]))}, +{int(nbytes[b])})); the result "
+                "would depend on copy order"
             )
     # destination vs sources: does any source interval meet a destination interval?
     s_sorted = s[s_order]
@@ -381,14 +398,16 @@ def _check_overlaps(s: np.ndarray, d: np.ndarray, nbytes: np.ndarray, live: np.n
             src_lo, src_hi = int(s[j]), int(s_last[j])
             if src_lo > hi or src_hi < lo:
                 continue
+            dest = _shown(int(table_d[c]), lo)
+            source = _shown(int(table_s[j]), src_lo)
             if j == c:
                 if src_lo < lo:
                     raise PointerOverlapError(
-                        f"entry {int(live[c])}: destination [{lo:#x}, +{int(nbytes[c])}) starts inside its own source "
-                        f"[{src_lo:#x}, +{int(nbytes[j])}); a forward copy would overwrite bytes before reading them"
+                        f"entry {int(live[c])}: destination [{dest}, +{int(nbytes[c])}) starts inside its own source "
+                        f"[{source}, +{int(nbytes[j])}); a forward copy would overwrite bytes before reading them"
                     )
                 continue
             raise PointerOverlapError(
-                f"entry {int(live[c])}: destination [{lo:#x}, +{int(nbytes[c])}) overlaps the source of entry "
-                f"{int(live[j])} ([{src_lo:#x}, +{int(nbytes[j])})); the result would depend on copy order"
+                f"entry {int(live[c])}: destination [{dest}, +{int(nbytes[c])}) overlaps the source of entry "
+                f"{int(live[j])} ([{source}, +{int(nbytes[j])})); the result would depend on copy order"
             )
