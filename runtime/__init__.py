@@ -37,14 +37,50 @@ _EXPORTS: dict[str, str] = {
     "collect_mamba_copy_meta": "mamba",
     "do_mamba_copy_block": "mamba",
     "get_conv_copy_spec": "mamba",
+    "get_mamba_group_ids": "mamba",
     "get_mamba_groups": "mamba",
     "get_temporal_copy_spec": "mamba",
     "make_buffer_factory": "mamba",
+    "validate_mamba_state_copy_funcs": "mamba",
     "real_addresses": "simulate",
     "simulate_high_addresses": "simulate",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CpuGpuBuffer",
+    "KVCacheConfig",
+    "KVCacheGroupSpec",
+    "MambaCopyBuffers",
+    "MambaCopySpec",
+    "MambaSpec",
+    "MemoryRegions",
+    "PointerBoundsError",
+    "PointerCastError",
+    "PointerDtypeError",
+    "PointerGuardError",
+    "PointerOverlapError",
+    "PointerRoundTripError",
+    "Region",
+    "assert_pointer_buffer",
+    "batch_memcpy",
+    "collect_mamba_copy_meta",
+    "default_regions",
+    "do_mamba_copy_block",
+    "get_conv_copy_spec",
+    "get_mamba_group_ids",
+    "get_mamba_groups",
+    "get_temporal_copy_spec",
+    "guard_level",
+    "make_buffer_factory",
+    "real_addresses",
+    "register",
+    "simulate_high_addresses",
+    "store_pointer",
+    "unregister",
+    "validate_mamba_state_copy_funcs",
+    "verify_upload",
+]
+assert sorted(_EXPORTS) == __all__
 
 
 def __getattr__(name: str) -> Any:
@@ -97,8 +133,10 @@ if TYPE_CHECKING:
         collect_mamba_copy_meta,
         do_mamba_copy_block,
         get_conv_copy_spec,
+        get_mamba_group_ids,
         get_mamba_groups,
         get_temporal_copy_spec,
         make_buffer_factory,
+        validate_mamba_state_copy_funcs,
     )
     from .simulate import real_addresses, simulate_high_addresses

@@ -16,12 +16,19 @@ def batch_memcpy_kernel(src_ptrs, dst_ptrs, sizes, BLOCK_SIZE: tl.constexpr):
     src = tl.load(src_ptrs + pid)  # uint64: unsigned, so no address is misread as negative
     dst = tl.load(dst_ptrs + pid)
     nbytes = tl.load(sizes + pid).to(tl.int64)
+    # vLLM's semantics: a destination that overlaps the left part of its own source is a valid
+    # entry (a forward copy reads each block before it is overwritten, if every lane loads
+    # before any lane stores: hence the barrier). Strict mode rejects the right-overlap case.
+    left_overlap = dst < src and dst + nbytes > src
     offsets = tl.arange(0, BLOCK_SIZE)
     for start in range(0, nbytes, BLOCK_SIZE):
         mask = (start + offsets) < nbytes
         src_bytes = (src + start + offsets).to(tl.pointer_type(tl.uint8))
         dst_bytes = (dst + start + offsets).to(tl.pointer_type(tl.uint8))
-        tl.store(dst_bytes, tl.load(src_bytes, mask=mask), mask=mask)
+        data = tl.load(src_bytes, mask=mask)
+        if left_overlap:
+            tl.debug_barrier()
+        tl.store(dst_bytes, data, mask=mask)
 
 
 def launch(src_ptrs, dst_ptrs, sizes, block_size: int) -> None:  # type: ignore[no-untyped-def]

@@ -52,17 +52,7 @@ def batch_memcpy(
     """
     level = guard_level(check)
     src, dst, size = _tensor(src_ptrs), _tensor(dst_ptrs), _tensor(sizes)
-    if level != "off":
-        n = check_fast(src, dst, size)
-        if level == "strict" and n:
-            if host_views is not None:
-                hs, hd, hz = (host_array(v, name) for v, name in zip(host_views, ("src_ptrs", "dst_ptrs", "sizes")))
-                if not len(hs) == len(hd) == len(hz) == n:
-                    raise PointerGuardError(f"host_views must hold the same {n} entries as the tables")
-                check_fast(hs, hd, hz)
-            else:
-                hs, hd, hz = host_array(src, "src_ptrs"), host_array(dst, "dst_ptrs"), host_array(size, "sizes")
-            check_strict(hs, hd, hz, regions if regions is not None else default_regions())
+    check_tables(src, dst, size, level=level, regions=regions, host_views=host_views)
     chosen = backend or ("triton" if any(_is_device(t) for t in (src, dst, size)) else "cpu")
     if chosen == "cpu":
         if any(_is_device(t) for t in (src, dst, size)):
@@ -74,6 +64,28 @@ def batch_memcpy(
         _copy_triton(src, dst, size, block_size)
     else:
         raise ValueError(f"unknown backend {chosen!r}: use 'triton' or 'cpu'")
+
+
+def check_tables(src: Any, dst: Any, size: Any, *, level: str, regions: MemoryRegions | None = None,
+                 host_views: tuple[Any, Any, Any] | None = None) -> int:
+    """Run the checks of ``level`` ("off", "fast", "strict") on three tables; returns the entry count.
+
+    Shared by ``batch_memcpy`` and the guards around other copy kernels (vLLM's), so every
+    guarded path checks the same things before a byte moves.
+    """
+    if level == "off":
+        return int(src.shape[0])
+    n = check_fast(src, dst, size)
+    if level == "strict" and n:
+        if host_views is not None:
+            hs, hd, hz = (host_array(v, name) for v, name in zip(host_views, ("src_ptrs", "dst_ptrs", "sizes")))
+            if not len(hs) == len(hd) == len(hz) == n:
+                raise PointerGuardError(f"host_views must hold the same {n} entries as the tables")
+            check_fast(hs, hd, hz)
+        else:
+            hs, hd, hz = host_array(src, "src_ptrs"), host_array(dst, "dst_ptrs"), host_array(size, "sizes")
+        check_strict(hs, hd, hz, regions if regions is not None else default_regions())
+    return n
 
 
 def _copy_cpu(src: Any, dst: Any, sizes: Any, *, checked: bool = True) -> None:

@@ -411,3 +411,51 @@ def _check_overlaps(s: np.ndarray, d: np.ndarray, table_s: np.ndarray, table_d: 
                 f"entry {int(live[c])}: destination [{dest}, +{int(nbytes[c])}) overlaps the source of entry "
                 f"{int(live[j])} ([{source}, +{int(nbytes[j])})); the result would depend on copy order"
             )
+
+
+# ----- address tables read by fused kernels ------------------------------------------------------
+_BIT_PATTERN_DTYPES = (torch.int64, torch.uint64)
+
+
+def check_address_table(table: Any, name: str, *, level: str, length: int | None = None,
+                        regions: MemoryRegions | None = None) -> None:
+    """Validate a 1-D table of base addresses that a kernel dereferences.
+
+    vLLM keeps some of these as int64 holding the uint64 bit pattern (``_reinterpret_u64_as_i64``):
+    that is a deliberate, lossless reinterpretation, so int64 is accepted here and every entry is
+    read back as uint64. "fast" (O(1)): dtype is int64 or uint64, 1-D, ``length`` entries.
+    "strict": also every entry is non-null and lies inside one registered region.
+    """
+    if level == "off":
+        return
+    dtype = getattr(table, "dtype", None)
+    if not isinstance(table, torch.Tensor) or dtype not in _BIT_PATTERN_DTYPES:
+        raise PointerDtypeError(
+            f"{name} has dtype {_dtype_name(table)}: an address table must hold 64-bit patterns (uint64, or int64 "
+            "written through a u64->i64 reinterpretation); narrow or floating tables truncate addresses"
+        )
+    if table.dim() != 1 or (length is not None and table.shape[0] != length):
+        raise PointerGuardError(f"{name} must be 1-D with {length} entries, got shape {tuple(table.shape)}")
+    if level != "strict" or table.numel() == 0:
+        return
+    values = host_array(table.detach(), name).view(np.uint64)  # the bit pattern, unsigned
+    zero = np.flatnonzero(values == 0)
+    if len(zero):
+        raise PointerBoundsError(
+            f"entry {int(zero[0])} of {name}: null address; the table is read by a kernel before it was filled "
+            "(populate it from the bound caches first)"
+        )
+    regions = regions if regions is not None else default_regions()
+    real = to_real_array(values)
+    starts, ends, _ = regions.arrays()
+    idx = np.searchsorted(starts, real, side="right").astype(np.int64) - 1
+    inside = (idx >= 0) & (real <= ends[np.where(idx < 0, 0, idx)]) if len(starts) else np.zeros(len(real), bool)
+    bad = np.flatnonzero(~inside)
+    if len(bad):
+        i = int(bad[0])
+        addr = int(values[i])
+        raise PointerBoundsError(
+            f"entry {i} of {name}: address {_shown(addr, int(real[i]))} is not inside any registered region; "
+            f"{regions.nearest(int(real[i]))}. A truncated or sign-mangled address, or memory nobody registered "
+            "(ptrlint.runtime.register(tensor) it)"
+        )

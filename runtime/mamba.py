@@ -68,43 +68,119 @@ def get_temporal_copy_spec(state: torch.Tensor, block_ids: Sequence[int], cur_bl
 MambaStateCopyFunc = Callable[[torch.Tensor, Sequence[int], int, int], MambaCopySpec]
 
 
+def _has_class(obj: Any, name: str) -> bool:
+    return any(klass.__name__ == name for klass in type(obj).__mro__)
+
+
 def _is_mamba_spec(spec: Any) -> bool:
-    if isinstance(spec, MambaSpec):
-        return True
-    # vLLM's MambaSpec (and subclasses) without importing vLLM
-    return any(klass.__name__ == "MambaSpec" for klass in type(spec).__mro__)
+    """Ours, or vLLM's MambaSpec (and subclasses), without importing vLLM."""
+    return isinstance(spec, MambaSpec) or _has_class(spec, "MambaSpec")
 
 
-def get_mamba_groups(kv_cache_config: Any) -> tuple[list[int], Any]:
-    """Indices of the Mamba KV-cache groups and their (shared) spec."""
-    ids: list[int] = []
-    specs: list[Any] = []
+def _is_uniform(spec: Any) -> bool:
+    """vLLM's UniformTypeKVCacheSpecs: one group of layers, one spec per layer name."""
+    return _has_class(spec, "UniformTypeKVCacheSpecs") and isinstance(getattr(spec, "kv_cache_specs", None), Mapping)
+
+
+def spec_for_layer(group: Any, layer_name: str) -> Any:
+    """The layer's own spec: the group's, or its entry in a UniformTypeKVCacheSpecs."""
+    spec = group.kv_cache_spec
+    if _is_uniform(spec):
+        spec = spec.kv_cache_specs[layer_name]
+    if not _is_mamba_spec(spec):
+        raise ValueError(f"layer {layer_name!r} has a {type(spec).__name__}, not a MambaSpec")
+    return spec
+
+
+def _group_head(spec: Any) -> Any:
+    if _is_uniform(spec):
+        return next(iter(spec.kv_cache_specs.values()), None)
+    return spec
+
+
+def get_mamba_groups(kv_cache_config: Any) -> dict[Any, list[int]]:
+    """Each distinct Mamba spec and the sorted ids of the groups that use it (vLLM 0.33's shape).
+
+    Plain Mamba groups and UniformTypeKVCacheSpecs groups of Mamba layers both count; a group
+    whose layers use different specs is listed under each of them.
+    """
+    groups: dict[Any, set[int]] = {}
     for i, group in enumerate(kv_cache_config.kv_cache_groups):
-        if _is_mamba_spec(group.kv_cache_spec):
-            ids.append(i)
-            specs.append(group.kv_cache_spec)
-    if not ids:
+        if not _is_mamba_spec(_group_head(group.kv_cache_spec)):
+            continue
+        for layer_name in group.layer_names:
+            groups.setdefault(spec_for_layer(group, layer_name), set()).add(i)
+    if not groups:
         raise ValueError("no Mamba layers in kv_cache_config.kv_cache_groups")
+    return {spec: sorted(ids) for spec, ids in groups.items()}
+
+
+def get_mamba_group_ids(mamba_groups: Mapping[Any, Sequence[int]]) -> list[int]:
+    """Sorted group ids, without duplicates, of a ``get_mamba_groups`` result."""
+    return sorted({gid for ids in mamba_groups.values() for gid in ids})
+
+
+def _shared_spec(mamba_groups: Mapping[Any, Sequence[int]]) -> Any:
+    """The first spec; every spec must agree on what the scheduler relies on."""
+    specs = list(mamba_groups)
     first = specs[0]
     for spec in specs[1:]:
         for attr in ("block_size", "num_speculative_blocks", "mamba_cache_mode"):
             if getattr(spec, attr, None) != getattr(first, attr, None):
-                raise ValueError(f"Mamba groups disagree on {attr}: {getattr(first, attr, None)!r} vs {getattr(spec, attr, None)!r}")
-    return ids, first
+                raise ValueError(
+                    f"Mamba groups disagree on {attr}: {getattr(first, attr, None)!r} vs {getattr(spec, attr, None)!r}"
+                )
+    return first
 
 
-def _funcs_for(copy_funcs: Any, spec: Any) -> tuple[Any, ...]:
-    if isinstance(copy_funcs, Mapping):  # newer vLLM: copy functions keyed by Mamba type
-        return tuple(copy_funcs[getattr(spec, "mamba_type", "mamba2")])
-    return tuple(copy_funcs)
+def _key_matches(key: Any, mamba_type: Any) -> bool:
+    """An enum key (vLLM 0.33's MambaAttentionBackendEnum) and a string type name match by name."""
+    def names(x: Any) -> set[str]:
+        found = {str(x).lower()}
+        for attr in ("name", "value"):
+            value = getattr(x, attr, None)
+            if isinstance(value, str):
+                found.add(value.lower())
+        return found
+
+    return bool(names(key) & names(mamba_type))
+
+
+def funcs_for_spec(copy_funcs: Any, spec: Any) -> tuple[Any, ...]:
+    """The state copy functions of one layer spec.
+
+    ``copy_funcs``: a sequence (the older layout: the same functions for every layer) or a
+    mapping keyed by Mamba type (vLLM 0.33: ``MambaAttentionBackendEnum`` keys; plain strings
+    such as ``"mamba2"`` also match an enum member of that name).
+    """
+    if not isinstance(copy_funcs, Mapping):
+        return tuple(copy_funcs)
+    mamba_type = getattr(spec, "mamba_type", "mamba2")
+    if mamba_type in copy_funcs:
+        return tuple(copy_funcs[mamba_type])
+    for key, funcs in copy_funcs.items():
+        if _key_matches(key, mamba_type):
+            return tuple(funcs)
+    raise KeyError(f"missing state copy funcs for {mamba_type!r} (have {', '.join(map(repr, copy_funcs))})")
+
+
+def validate_mamba_state_copy_funcs(mamba_groups: Mapping[Any, Sequence[int]], copy_funcs: Any) -> None:
+    """Each spec has a non-empty prefix of copy functions, no longer than its list of states."""
+    for spec in mamba_groups:
+        funcs = funcs_for_spec(copy_funcs, spec)
+        if not 0 < len(funcs) <= len(spec.shapes):
+            raise ValueError(
+                f"{getattr(spec, 'mamba_type', 'mamba')} declares {len(spec.shapes)} states but provides "
+                f"{len(funcs)} state copy funcs; expected a non-empty copyable prefix"
+            )
 
 
 def entries_per_request(kv_cache_config: Any, copy_funcs: Any) -> int:
-    ids, _ = get_mamba_groups(kv_cache_config)
+    """Copy entries one request needs: over the Mamba groups' layers, that layer's copy functions."""
     total = 0
-    for gid in ids:
+    for gid in get_mamba_group_ids(get_mamba_groups(kv_cache_config)):
         group = kv_cache_config.kv_cache_groups[gid]
-        total += len(group.layer_names) * len(_funcs_for(copy_funcs, group.kv_cache_spec))
+        total += sum(len(funcs_for_spec(copy_funcs, spec_for_layer(group, name))) for name in group.layer_names)
     return total
 
 
@@ -120,13 +196,14 @@ class MambaCopyBuffers:
     @classmethod
     def create(cls, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
                make_buffer: Callable[..., Any]) -> "MambaCopyBuffers":
-        """Entries = max_num_reqs x (layers in the Mamba groups x copy functions); uint64 pointers."""
+        """Entries = max_num_reqs x (per Mamba layer, its copy functions); uint64 pointers, int32 sizes."""
         return _create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer)
 
 
 def _create(cls: Any, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
             make_buffer: Callable[..., Any]) -> Any:
-    mamba_group_ids, mamba_spec = get_mamba_groups(kv_cache_config)
+    mamba_groups = get_mamba_groups(kv_cache_config)
+    mamba_spec = _shared_spec(mamba_groups)
     n = max_num_reqs * entries_per_request(kv_cache_config, copy_funcs)
     src_ptrs = make_buffer(n, dtype=torch.uint64)
     dst_ptrs = make_buffer(n, dtype=torch.uint64)
@@ -136,7 +213,7 @@ def _create(cls: Any, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
         src_ptrs=src_ptrs,
         dst_ptrs=dst_ptrs,
         sizes=make_buffer(n, dtype=torch.int32),
-        mamba_group_ids=mamba_group_ids,
+        mamba_group_ids=get_mamba_group_ids(mamba_groups),
         mamba_spec=mamba_spec,
     )
 
@@ -166,8 +243,8 @@ def collect_mamba_copy_meta(copy_bufs: Any, kv_cache_config: Any, mamba_state_co
         block_ids = req_state.block_ids[group_id]
         dest_block_id = block_ids[dest_block_idx]
         group = kv_cache_config.kv_cache_groups[group_id]
-        funcs = _funcs_for(mamba_state_copy_funcs, group.kv_cache_spec)
         for layer_name in group.layer_names:
+            funcs = funcs_for_spec(mamba_state_copy_funcs, spec_for_layer(group, layer_name))
             for state, copy_func in zip(_layer_states(forward_context[layer_name]), funcs):
                 if offset >= capacity:
                     raise PointerGuardError(

@@ -74,3 +74,31 @@ def test_cpu_backend_refuses_device_tables_and_unknown_backend():
     u = torch.zeros(1, dtype=torch.uint64)
     with pytest.raises(ValueError, match="unknown backend"):
         batch_memcpy(u, u, torch.zeros(1, dtype=torch.int32), check="off", backend="cuda-graph")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "triton"])
+@pytest.mark.parametrize("check", ["fast", "strict"])
+def test_left_overlap_with_its_own_source_copies_like_memmove(backend, check):
+    """vLLM's kernel semantics: a destination below its own, overlapping source is a valid entry."""
+    if backend == "triton":
+        pytest.importorskip("triton")
+    buf = torch.arange(6000, dtype=torch.int32).to(torch.uint8)
+    expected = buf.clone()
+    expected[100:100 + 3000] = buf[400:400 + 3000].clone()
+    regions = MemoryRegions()
+    regions.add(buf)
+    table = lambda off: torch.tensor([buf.data_ptr() + off], dtype=torch.uint64)  # noqa: E731
+    batch_memcpy(table(400), table(100), torch.tensor([3000], dtype=torch.int32), check=check, regions=regions,
+                 backend=backend)
+    assert torch.equal(buf, expected)
+
+
+def test_strict_rejects_a_destination_inside_its_own_source():
+    from ptrlint.runtime import PointerOverlapError
+
+    buf = torch.zeros(8192, dtype=torch.uint8)
+    regions = MemoryRegions()
+    regions.add(buf)
+    table = lambda off: torch.tensor([buf.data_ptr() + off], dtype=torch.uint64)  # noqa: E731
+    with pytest.raises(PointerOverlapError, match="starts inside its own source"):
+        batch_memcpy(table(100), table(400), torch.tensor([3000], dtype=torch.int32), check="strict", regions=regions)

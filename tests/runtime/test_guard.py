@@ -232,3 +232,34 @@ def test_guard_level_from_environment(monkeypatch, pools):
     monkeypatch.setenv("PTRLINT_GUARD", "paranoid")
     with pytest.raises(ValueError, match="guard level"):
         batch_memcpy(*table)
+
+
+# ----- address tables read by fused kernels (vLLM's int64 bit-pattern tables) ----------------------
+def _reinterpret(value: int) -> int:
+    return value if value < (1 << 63) else value - (1 << 64)
+
+
+def test_address_table_checks_read_int64_bit_patterns_as_unsigned():
+    import torch
+
+    from ptrlint.runtime import PointerBoundsError, PointerDtypeError, simulate_high_addresses
+    from ptrlint.runtime.guard import check_address_table
+
+    state = torch.zeros(64)
+    regions = MemoryRegions()
+    regions.add(state)
+    with simulate_high_addresses():  # addresses >= 2**63: int64 holds them as negative bit patterns
+        table = torch.tensor([_reinterpret(state.data_ptr()), _reinterpret(state[8:].data_ptr())], dtype=torch.int64)
+        assert int(table.min()) < 0
+        check_address_table(table, "state_base_addrs", level="strict", length=2, regions=regions)
+        truncated = table.clone()
+        truncated[1] = truncated[1] & 0xFFFFFFFF
+        with pytest.raises(PointerBoundsError, match=r"entry 1 of state_base_addrs: address 0x"):
+            check_address_table(truncated, "state_base_addrs", level="strict", regions=regions)
+        check_address_table(truncated, "state_base_addrs", level="fast", length=2)  # O(1): not its job
+    with pytest.raises(PointerBoundsError, match="entry 0 of t: null address"):
+        check_address_table(torch.zeros(1, dtype=torch.int64), "t", level="strict", regions=regions)
+    with pytest.raises(PointerDtypeError, match="dtype int32"):
+        check_address_table(torch.zeros(1, dtype=torch.int32), "t", level="fast")
+    with pytest.raises(PointerGuardError, match="3 entries"):
+        check_address_table(torch.zeros(2, dtype=torch.int64), "t", level="fast", length=3)

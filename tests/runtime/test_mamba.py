@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 import pytest
@@ -17,9 +18,11 @@ from ptrlint.runtime import (
     collect_mamba_copy_meta,
     do_mamba_copy_block,
     get_conv_copy_spec,
+    get_mamba_group_ids,
     get_mamba_groups,
     get_temporal_copy_spec,
     make_buffer_factory,
+    validate_mamba_state_copy_funcs,
 )
 
 COPY_FUNCS = (get_conv_copy_spec, get_temporal_copy_spec)
@@ -78,8 +81,68 @@ def test_get_mamba_groups_needs_mamba_and_agreement():
         get_mamba_groups(KVCacheConfig(1, [], [KVCacheGroupSpec(["a"], AttentionSpec())]))
     a = MambaSpec(16, ((1,),), (torch.float32,))
     b = MambaSpec(32, ((1,),), (torch.float32,))
+    config = KVCacheConfig(1, [], [KVCacheGroupSpec(["x"], a), KVCacheGroupSpec(["y"], b)])
+    assert get_mamba_groups(config) == {a: [0], b: [1]}  # vLLM 0.33's shape: spec -> group ids
     with pytest.raises(ValueError, match="block_size"):
-        get_mamba_groups(KVCacheConfig(1, [], [KVCacheGroupSpec(["x"], a), KVCacheGroupSpec(["y"], b)]))
+        MambaCopyBuffers.create(1, config, COPY_FUNCS, make_buffer_factory("cpu"))
+
+
+@dataclass(frozen=True)
+class UniformTypeKVCacheSpecs:  # vLLM 0.33's per-layer specs for one group (matched by class name)
+    block_size: int
+    kv_cache_specs: dict
+
+
+class Backend(enum.Enum):  # vLLM 0.33 keys copy functions by MambaAttentionBackendEnum members
+    MAMBA2 = "vllm.v1.attention.backends.mamba2_attn.Mamba2AttentionBackend"
+    SHORT_CONV = "vllm.v1.attention.backends.short_conv_attn.ShortConvAttentionBackend"
+
+
+def test_uniform_groups_and_enum_keyed_copy_funcs_size_like_vllm():
+    two = MambaSpec(16, ((3, 8), (4, 8)), (torch.float32, torch.float32), mamba_type=Backend.MAMBA2)
+    one = MambaSpec(16, ((3, 8),), (torch.float32,), mamba_type=Backend.SHORT_CONV)
+    uniform = UniformTypeKVCacheSpecs(16, {"m0": two, "c0": one, "m1": two})
+    config = KVCacheConfig(6, [], [KVCacheGroupSpec(["a0"], AttentionSpec()), KVCacheGroupSpec(["m0", "c0", "m1"], uniform)])
+    funcs = {Backend.MAMBA2: COPY_FUNCS, Backend.SHORT_CONV: COPY_FUNCS[:1]}
+    groups = get_mamba_groups(config)
+    assert groups == {two: [1], one: [1]} and get_mamba_group_ids(groups) == [1]
+    validate_mamba_state_copy_funcs(groups, funcs)
+    bufs = MambaCopyBuffers.create(4, config, funcs, make_buffer_factory("cpu"))
+    assert len(bufs.src_ptrs) == 4 * (2 + 1 + 2)  # per layer, its own copy functions (vLLM's sizing)
+    assert bufs.mamba_group_ids == [1]
+    # string type names still match enum keys by name (the older standalone spelling)
+    plain = MambaSpec(16, ((3, 8), (4, 8)), (torch.float32, torch.float32), mamba_type="mamba2")
+    one_group = KVCacheConfig(6, [], [KVCacheGroupSpec(["m0"], plain)])
+    assert len(MambaCopyBuffers.create(1, one_group, funcs, make_buffer_factory("cpu")).src_ptrs) == 2
+    with pytest.raises(ValueError, match="copyable prefix"):
+        validate_mamba_state_copy_funcs(groups, {Backend.MAMBA2: COPY_FUNCS * 2, Backend.SHORT_CONV: COPY_FUNCS[:1]})
+    with pytest.raises(KeyError, match="missing state copy funcs"):
+        MambaCopyBuffers.create(1, config, {Backend.MAMBA2: COPY_FUNCS}, make_buffer_factory("cpu"))
+
+
+def test_collect_and_copy_with_uniform_groups():
+    two = MambaSpec(16, ((3, 8), (4, 8)), (torch.float32, torch.float32), mamba_type=Backend.MAMBA2)
+    one = MambaSpec(16, ((3, 8),), (torch.float32,), mamba_type=Backend.SHORT_CONV)
+    config = KVCacheConfig(6, [], [KVCacheGroupSpec(["m0", "c0"], UniformTypeKVCacheSpecs(16, {"m0": two, "c0": one}))])
+    funcs = {Backend.MAMBA2: COPY_FUNCS, Backend.SHORT_CONV: COPY_FUNCS[:1]}
+    ctx = _forward_context(["m0", "c0"])
+    reference = {name: [s.clone() for s in layer.kv_cache] for name, layer in ctx.items()}
+    bufs = MambaCopyBuffers.create(2, config, funcs, make_buffer_factory("cpu"))
+    req = ReqState(block_ids=[[5, 1, 4, 2, 3, 0]])
+    collect_mamba_copy_meta(bufs, config, funcs, [0], 0, 3, 0, req, ctx)
+    assert bufs.offset == 3  # m0: conv + temporal, c0: conv only
+    do_mamba_copy_block(bufs, check="strict", regions=_regions(ctx))
+    assert torch.equal(ctx["m0"].kv_cache[1][2], reference["m0"][1][5])
+    assert torch.equal(ctx["c0"].kv_cache[0][2], reference["c0"][0][5])
+    assert torch.equal(ctx["c0"].kv_cache[1], reference["c0"][1])  # no copy function: untouched
+
+
+def _regions(ctx) -> MemoryRegions:
+    regions = MemoryRegions()
+    for layer in ctx.values():
+        for state in layer.kv_cache:
+            regions.add(state)
+    return regions
 
 
 @pytest.mark.parametrize("check", ["fast", "strict"])

@@ -48,3 +48,66 @@ def test_install_without_vllm_returns_false():
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+# vLLM 0.33's layout in miniature: create() already allocates uint64; copies go through batch_memcpy
+FAKE_UINT64_LAYOUT = '''
+import dataclasses
+import torch
+
+CALLS = []
+
+
+def batch_memcpy(src_ptrs, dst_ptrs, sizes):
+    CALLS.append(int(src_ptrs.shape[0]))
+
+
+@dataclasses.dataclass
+class MambaCopyBuffers:
+    src_ptrs: object
+    dst_ptrs: object
+    sizes: object
+    mamba_group_ids: list
+    mamba_spec: object
+    offset: int = 0
+
+    @classmethod
+    def create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer):
+        return cls(make_buffer(max_num_reqs, dtype=torch.uint64), make_buffer(max_num_reqs, dtype=torch.uint64),
+                   make_buffer(max_num_reqs, dtype=torch.int32), [0], "vllm's own")
+
+
+def do_mamba_copy_block(copy_bufs):
+    raise AssertionError("replaced by the guarded one")
+'''
+
+KEEP_SCRIPT = '''
+import torch
+from ptrlint.runtime import vllm as plugin, make_buffer_factory, PointerBoundsError
+assert plugin.install(check="strict") is True
+from vllm.v1.worker import mamba_utils as mu
+bufs = mu.MambaCopyBuffers.create(2, None, None, make_buffer_factory("cpu"))
+assert bufs.mamba_spec == "vllm's own"   # vLLM's create() kept
+src, dst = torch.arange(8, dtype=torch.uint8), torch.zeros(8, dtype=torch.uint8)
+bufs.src_ptrs.np[0], bufs.dst_ptrs.np[0], bufs.sizes.np[0] = src.data_ptr(), dst.data_ptr(), 8
+bufs.offset = 1
+try:
+    mu.do_mamba_copy_block(bufs)         # strict: nothing registered
+except PointerBoundsError as exc:
+    print("REFUSED", "entry 0" in str(exc))
+assert mu.CALLS == []
+from ptrlint.runtime import register
+register(src); register(dst)
+mu.do_mamba_copy_block(bufs)
+print("CALLS", mu.CALLS)
+print("INSTALLED", plugin.installed()[0])
+'''
+
+
+def test_install_keeps_a_create_that_already_allocates_uint64(tmp_path: Path):
+    make_fake_vllm(tmp_path, FAKE_UINT64_LAYOUT)
+    proc = subprocess.run([sys.executable, "-c", KEEP_SCRIPT], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "REFUSED True" in proc.stdout and "CALLS [1]" in proc.stdout  # checked, then vLLM's own copy ran
+    assert "INSTALLED MambaCopyBuffers.create kept" in proc.stdout

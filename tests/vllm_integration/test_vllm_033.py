@@ -1,0 +1,126 @@
+"""ptrlint.runtime against the real vLLM 0.33 (``pytest -m vllm``; set up by scripts/setup_vllm_env.sh).
+
+Skipped with a reason when vLLM is not importable (the README's venv has no vLLM); CI sets
+PTRLINT_REQUIRE_VLLM=1 in the vLLM venv so that the suite can never be skipped there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.vllm
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _vllm_or_skip() -> None:
+    try:
+        import vllm.v1.worker.mamba_utils  # noqa: F401
+    except Exception as exc:  # ImportError, or a dependency that fails on import
+        if os.environ.get("PTRLINT_REQUIRE_VLLM"):
+            pytest.fail(f"vLLM is not importable but PTRLINT_REQUIRE_VLLM is set: {exc!r}")
+        pytest.skip(f"vLLM is not importable ({type(exc).__name__}: {exc}); run scripts/setup_vllm_env.sh",
+                    allow_module_level=True)
+
+
+_vllm_or_skip()
+
+from vllm.v1.worker import mamba_utils as mu  # noqa: E402
+
+from ptrlint.runtime import (  # noqa: E402
+    MambaCopyBuffers,
+    get_mamba_group_ids,
+    get_mamba_groups,
+    validate_mamba_state_copy_funcs,
+)
+from ptrlint.runtime import vllm as guard  # noqa: E402
+
+from . import scenario  # noqa: E402
+
+
+def test_release_under_test():
+    from importlib.metadata import version
+
+    assert version("vllm") == "0.33.0"
+
+
+@pytest.mark.parametrize("kind", ["plain", "uniform"])
+def test_create_and_helpers_size_like_vllm(kind):
+    cfg = scenario.config(kind)
+    theirs_groups = mu.get_mamba_groups(cfg)
+    ours_groups = get_mamba_groups(cfg)
+    assert ours_groups == theirs_groups
+    assert get_mamba_group_ids(ours_groups) == mu.get_mamba_group_ids(theirs_groups)
+    mu.validate_mamba_state_copy_funcs(theirs_groups, scenario.COPY_FUNCS)
+    validate_mamba_state_copy_funcs(ours_groups, scenario.COPY_FUNCS)
+
+    theirs = mu.MambaCopyBuffers.create(scenario.MAX_REQS, cfg, scenario.COPY_FUNCS, scenario.make_buffer)
+    ours = MambaCopyBuffers.create(scenario.MAX_REQS, cfg, scenario.COPY_FUNCS, scenario.make_buffer)
+    assert len(ours.src_ptrs.cpu) == len(theirs.src_ptrs.cpu) == scenario.MAX_REQS * (5 if kind == "uniform" else 4)
+    assert ours.mamba_group_ids == theirs.mamba_group_ids == [1]
+    assert ours.mamba_spec == theirs.mamba_spec
+    for name in ("src_ptrs", "dst_ptrs", "sizes"):
+        assert getattr(ours, name).cpu.dtype == getattr(theirs, name).cpu.dtype
+
+
+def test_vllm_033_allocates_uint64_so_install_keeps_its_create():
+    assert guard.create_layout(mu.MambaCopyBuffers) == "uint64"
+
+
+def test_older_layout_copy_funcs_still_work_with_vllm_specs():
+    cfg = scenario.config("plain")  # one MambaSpec per group: a plain tuple is the older shape
+    ours = MambaCopyBuffers.create(2, cfg, scenario.COPY_FUNCS[scenario.MAMBA2.mamba_type], scenario.make_buffer)
+    assert len(ours.src_ptrs.cpu) == 2 * 2 * 2
+
+
+def _scenario(*args: str) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    env.pop("PTRLINT_GUARD", None)
+    proc = subprocess.run([sys.executable, "-m", "tests.vllm_integration.scenario", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("SCENARIO ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return json.loads(lines[-1].removeprefix("SCENARIO "))
+
+
+def _common(seen: dict) -> None:
+    assert seen["warmup"] == "ok"
+    assert seen["buffers"] == ["vllm.v1.worker.mamba_utils", "torch.uint64", seen["buffers"][2]]  # vLLM's own
+    assert seen["copy_exact"] is True  # collect + copy moved exactly the bytes vLLM's semantics ask for
+    assert seen["override_calls"][0] >= 1 and seen["override_exact"] is True  # the platform's kernel moved them
+    assert "has dtype int64" in seen["signed"] or "Overflow when unpacking" in seen["signed"]  # refused / unbuildable
+    assert seen["fused_initialized"] is True
+    assert seen["fused_int32"].startswith("MambaSpecDecodeGPUContext.state_base_addrs has dtype int32")
+    assert any("MambaCopyBuffers.create kept" in line for line in seen["installed"])
+
+
+@pytest.mark.parametrize("kind", ["plain", "uniform"])
+def test_fast_guard_end_to_end(kind):
+    seen = _scenario("fast", kind)
+    _common(seen)
+    assert seen["unregistered"] == "copied"  # fast is O(1): it checks dtypes and shapes, not ranges
+    assert seen["fused_truncated"] == "accepted"
+    assert not any("bind_kv_cache_to_layers" in line for line in seen["installed"])
+
+
+@pytest.mark.parametrize("kind", ["plain", "uniform"])
+def test_strict_starts_through_vllms_plugin_loader(kind):
+    seen = _scenario("strict", kind, "plugin")  # PTRLINT_GUARD=strict + vllm.plugins.load_general_plugins()
+    _common(seen)
+    assert any("bind_kv_cache_to_layers" in line for line in seen["installed"])
+    assert seen["registered"] == (3 if kind == "uniform" else 2)  # every bound Mamba cache
+    assert seen["unregistered"].startswith("entry 0: source range [0x") and "Register the buffer" in seen["unregistered"]
+    assert seen["fused_truncated"].startswith("entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x")
+
+
+def test_strict_under_simulated_high_addresses():
+    seen = _scenario("strict", "uniform", "plugin", "simulate")
+    _common(seen)
+    assert seen["simulated"] is True
+    assert "Overflow when unpacking long long" in seen["signed"]
+    assert seen["fused_real"] is True  # checked as written, handed to the kernels as real addresses
