@@ -14,6 +14,7 @@ a pre-commit run on one file reads its neighbours' summaries from the cache.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from functools import lru_cache
@@ -32,16 +33,47 @@ if TYPE_CHECKING:
     from ..engine import Settings
 
 MAX_ROUNDS = 4
+POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
 
 
-def imported_bindings(text: str, module: str, is_package: bool) -> dict[str, str]:
+def _import_lines(text: str) -> Iterable[int]:
+    """Start offsets of the lines that spell ``import`` (the only lines an import statement can
+    start on); ``str.find`` skips the rest of a large file at memchr speed."""
+    at = text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        yield start
+        end = text.find("\n", at)
+        if end == -1:
+            return
+        at = text.find("import", end)
+
+
+def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """``(from-imports as (dots, module, names), plain import lists)`` of a text, without parsing."""
+    froms: list[tuple[str, str, str]] = []
+    plain: list[str] = []
+    for start in _import_lines(text):
+        match = _FROM.match(text, start)
+        if match is not None:
+            froms.append(match.groups())
+            continue
+        match = _IMPORT.match(text, start)
+        if match is not None:
+            plain.append(match.group(1))
+    return froms, plain
+
+
+def imported_bindings(text: str, module: str, is_package: bool,
+                      parsed: tuple[list[tuple[str, str, str]], list[str]] | None = None) -> dict[str, str]:
     """The names a text's import statements bind, and what they name (``{"np": "numpy",
     "block_addrs": "pkg.addresses.block_addrs"}``), read without parsing."""
+    froms, plain = parsed if parsed is not None else _imports(text)
     out: dict[str, str] = {}
-    for dots, name, names in _FROM.findall(text):
+    for dots, name, names in froms:
         base = resolve_relative(module, is_package, len(dots), name or None) if dots else name
         if not base:
             continue
@@ -50,7 +82,7 @@ def imported_bindings(text: str, module: str, is_package: bool) -> dict[str, str
             target = target.strip()
             if target and target != "*":
                 out[(alias or target).strip()] = f"{base}.{target}"
-    for names in _IMPORT.findall(text):
+    for names in plain:
         for item in names.split(","):
             target, _, alias = item.strip().partition(" as ")
             target = target.strip()
@@ -59,25 +91,30 @@ def imported_bindings(text: str, module: str, is_package: bool) -> dict[str, str
     return out
 
 
-def imported_modules(text: str, module: str, is_package: bool) -> set[str]:
+def imported_modules(text: str, module: str, is_package: bool,
+                     bindings: dict[str, str] | None = None, plain: list[str] | None = None) -> set[str]:
     """Absolute names of what a text imports (modules, and names that may be submodules)."""
+    if bindings is None or plain is None:
+        parsed = _imports(text)
+        bindings, plain = imported_bindings(text, module, is_package, parsed), parsed[1]
     out: set[str] = set()
-    for qualified in imported_bindings(text, module, is_package).values():
+    for qualified in bindings.values():
         out.add(qualified)
         out.add(qualified.rpartition(".")[0])
-    for names in _IMPORT.findall(text):  # `import a.b.c` names a.b.c, not only a
+    for names in plain:  # `import a.b.c` names a.b.c, not only a
         out.update(item.strip().partition(" as ")[0].strip() for item in names.split(","))
     out.discard("")
     return out
 
 
-def light_summary(text: str, module: str, is_package: bool, path: str) -> ModuleSummary:
+def light_summary(text: str, module: str, is_package: bool, path: str,
+                  bindings: dict[str, str] | None = None) -> ModuleSummary:
     """What a module with no pointer evidence can tell the others, read without parsing: its classes
     (with dataclass/NamedTuple fields, for positional arguments) and what it re-exports."""
     summary = ModuleSummary(module, path)
-    lines = text.splitlines()
+    lines = text.splitlines() if "class" in text else []
     for i, line in enumerate(lines):
-        match = _CLASS.match(line)
+        match = _CLASS.match(line) if line.startswith("class") else None
         if match is None:
             continue
         name, bases = match.group(1), match.group(2) or ""
@@ -97,7 +134,7 @@ def light_summary(text: str, module: str, is_package: bool, path: str) -> Module
                 if indent == body_indent and field and "ClassVar" not in body:
                     fields.append(field.group(1))
         summary.classes[name] = fields
-    summary.exports = imported_bindings(text, module, is_package)
+    summary.exports = bindings if bindings is not None else imported_bindings(text, module, is_package)
     summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
     return summary
 
@@ -124,17 +161,34 @@ class Task:
     consulted: dict[str, str] = field(default_factory=dict)
     result: FileResult | None = None
     deps: set[str] = field(default_factory=set)  # real paths of the project modules it imports
+    closed: bool = False  # its imports were followed (they depend on its text alone)
+    _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
     _bindings: dict[str, str] | None = None
+    _modules: set[str] | None = None
     _uses: frozenset[tuple[str, str]] | None = None
 
     @property
     def bases(self) -> tuple[Path, ...]:
         return search_bases(self.real)
 
+    def _parsed_imports(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        if self._imports is None:
+            self._imports = _imports(self.text)
+        return self._imports
+
     def bindings(self) -> dict[str, str]:
         if self._bindings is None:
-            self._bindings = imported_bindings(self.text, self.module, self.is_package)
+            self._bindings = imported_bindings(self.text, self.module, self.is_package, self._parsed_imports())
         return self._bindings
+
+    def modules(self) -> set[str]:
+        if self._modules is None:
+            self._modules = imported_modules(self.text, self.module, self.is_package, self.bindings(),
+                                             self._parsed_imports()[1])
+        return self._modules
+
+    def light_summary(self) -> ModuleSummary:
+        return light_summary(self.text, self.module, self.is_package, self.real, self.bindings())
 
     def attribute_uses(self) -> frozenset[tuple[str, str]]:
         """Every ``name.attr`` the text spells (to see which names of an imported module it uses)."""
@@ -169,6 +223,30 @@ def _execute(args: tuple[str, "Settings", bool, str | None]) -> FileResult:
     return result
 
 
+def _classify(path: str, settings: "Settings", texts: dict[str, str]) -> "Task | FileResult":
+    """Read one given file and decide what it needs (in a worker: reading, the prefilter's text
+    tests and the import scan are most of a warm run): no task (a plain FileResult), a light
+    task (a site but no evidence: summarised from its text), or a task to analyse."""
+    from ..engine import _read, has_evidence, has_site
+
+    read = _read(path)
+    if isinstance(read, FileResult):
+        return read
+    real, data, text, _encoding = read
+    text = texts.get(path, texts.get(real, text))
+    evidence, site = has_evidence(text, settings.config), has_site(text, settings.config)
+    if not evidence and not site:
+        return FileResult(path=path)
+    name, is_package = module_name(real)
+    key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
+    task = Task(path, real, name, is_package, analyse=evidence and site, linted=True, key=key, text=text,
+                candidate=site and not evidence, light=not evidence)
+    task.modules()  # parsed here, in parallel
+    if task.light:
+        task.summary = task.light_summary()
+    return task
+
+
 class ProjectRun:
     """Lint ``paths`` with the index.
 
@@ -196,43 +274,32 @@ class ProjectRun:
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
-        from ..engine import _size, has_evidence, has_site
+        from ..engine import _size
 
-        # the files with evidence start at once, while the rest are read and classified
-        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker, initargs=(ProjectView({}),)) \
-            if self.jobs > 1 and len(self.paths) >= 4 else None
-        started: list[tuple[Task, object]] = []
+        pool = ProcessPoolExecutor(max_workers=self.jobs) if self.jobs > 1 and len(self.paths) >= POOL_MIN_FILES else None
         try:
-            for path in sorted(self.paths, key=lambda p: -_size(p)):
-                loaded = self._load(path)
-                if isinstance(loaded, FileResult):
-                    self.results[path] = loaded
-                    continue
-                real, data, text = loaded
-                evidence, site = has_evidence(text, self.settings.config), has_site(text, self.settings.config)
-                if not evidence and not site:
-                    self.results[path] = FileResult(path=path)
-                    continue
-                name, is_package = module_name(real)
-                task = Task(path, real, name, is_package, analyse=evidence and site, linted=True,
-                            key=self._key(data, name, is_package, evidence and site), text=text,
-                            candidate=site and not evidence, light=not evidence)
-                if real in self.tasks:
-                    continue
-                self.tasks[real] = task
-                if evidence and not self._from_cache(task):
-                    started.append((task, pool.submit(_execute, self._args(task)) if pool else None))
-            self._scan_importers()
-            self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
-            late = [t for t in self.tasks.values() if not t.light and not t.done and all(t is not s for s, _ in started)]
-            if pool is None:
-                _init_worker(ProjectView({}))
-            for task, future in started:
-                self._done(task, future.result() if future is not None else _execute(self._args(task)))
+            ordered = sorted(self.paths, key=lambda p: -_size(p))
+            classify = functools.partial(_classify, settings=self.settings, texts=self.texts)
+            records = pool.map(classify, ordered, chunksize=16) if pool is not None else map(classify, ordered)
+            for path, record in zip(ordered, records):
+                if isinstance(record, FileResult):
+                    self.results[path] = record
+                elif record.real not in self.tasks:
+                    self.tasks[record.real] = record
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
-        self._execute([t for t in late if not self._from_cache(t)], self._view())
+        pending = [t for t in self.tasks.values() if not t.light and not self._from_cache(t)]
+        self._scan_importers()
+        self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
+        for task in self.tasks.values():
+            if task.summary is None and not task.done:
+                # provisional: its classes and re-exports, until its own analysis replaces it, so that
+                # the first round already answers "is this a class, with which fields" as later ones will
+                task.summary = task.light_summary()
+        first = {id(t) for t in pending}
+        pending += [t for t in self.tasks.values() if not t.light and not t.done and id(t) not in first]
+        self._execute(pending, self._refresh())
         self._settle()
         self._finish()
         return [self.results[p] for p in self.paths if p in self.results]
@@ -275,10 +342,10 @@ class ProjectRun:
         roots = {project_root(t.real) for t in self.tasks.values() if t.linted}
         excluded = tuple(e for e in (*self.settings.config.exclude, *self.settings.config.extend_exclude) if "/" not in e)
         last_names = {m.rpartition(".")[2] for m in linted}
-        known = set(self.tasks) | {os.path.realpath(p) for p in self.paths}
+        known = set(self.tasks) | {_realpath(p) for p in self.paths}
         for root in roots:
             for path in project_files(root, excluded):
-                real = os.path.realpath(path)
+                real = _realpath(path)
                 if real in known:
                     continue
                 try:
@@ -300,7 +367,10 @@ class ProjectRun:
         depth = {t.real: 0 for t in queue}
         while queue:
             task = queue.pop()
-            for module in imported_modules(task.text, task.module, task.is_package):
+            if task.closed:
+                continue
+            task.closed = True
+            for module in task.modules():
                 found = module_file(module, task.bases)
                 if found is None:
                     continue
@@ -317,7 +387,7 @@ class ProjectRun:
                     if not known.light and depth[real] < MAX_DEPTH:
                         queue.append(known)
                 if known.light and known.summary is None:
-                    known.summary = light_summary(known.text, known.module, known.is_package, real)
+                    known.summary = known.light_summary()
 
     def _execute(self, tasks: list[Task], view: ProjectView) -> None:
         if not tasks:
@@ -375,7 +445,8 @@ class ProjectRun:
                     if self._connected(task, connections):
                         task.analyse, task.light, task.summary = True, False, None
                         self._close_dependencies([task])
-                        again.append(task)
+                        if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
+                            again.append(task)
                 elif not task.light and task.done and consulted_changed(task.consulted, view, task.module, task.bases):
                     again.append(task)
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
@@ -386,7 +457,7 @@ class ProjectRun:
                     if added is not None and not added.light:
                         again.append(added)
                     elif added is not None:
-                        added.summary = light_summary(added.text, added.module, added.is_package, added.real)
+                        added.summary = added.light_summary()
             if not again:
                 break
             self._execute(again, self._view() if not wanted else self._refresh())
@@ -436,6 +507,8 @@ class ProjectRun:
 
     def _store(self, task: Task, result: FileResult) -> None:
         if self.cache is None or task.from_cache or result.error is not None or task.path in self.texts:
+            return
+        if task.light and not task.analyse:  # summarised from its text alone: nothing to keep
             return
         extra = {"summary": task.summary.to_json() if task.summary else None, "consulted": task.consulted,
                  "analysed": task.analyse}

@@ -156,11 +156,7 @@ def test_collect_and_copy_follow_vllm_semantics(check, bias):
     src_idx, dest_idx = 0, 3
     collect_mamba_copy_meta(bufs, config, COPY_FUNCS, [1], src_idx, dest_idx, bias, req, ctx)
     assert bufs.offset == 4
-    regions = MemoryRegions()
-    for layer in ctx.values():
-        for state in layer.kv_cache:
-            regions.add(state)
-    do_mamba_copy_block(bufs, check=check, regions=regions)
+    do_mamba_copy_block(bufs, check=check, regions=_regions(ctx))
     blocks = req.block_ids[1]
     for name, layer in ctx.items():
         conv, temporal = layer.kv_cache

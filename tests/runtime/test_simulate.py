@@ -29,7 +29,7 @@ from ptrlint.runtime import (
 )
 from ptrlint.runtime import simulate
 
-from .test_mamba import COPY_FUNCS, ReqState, _config, _forward_context
+from .test_mamba import COPY_FUNCS, ReqState, _config, _forward_context, _regions
 
 REPO = Path(__file__).resolve().parents[2]
 TOP = 1 << 63
@@ -276,11 +276,7 @@ def test_mamba_collect_and_copy_under_the_mode(check):
         bufs = MambaCopyBuffers.create(3, config, COPY_FUNCS, make_buffer_factory("cpu"))
         collect_mamba_copy_meta(bufs, config, COPY_FUNCS, [1], 0, 3, 1, req, ctx)
         assert int(bufs.src_ptrs.np[: bufs.offset].min()) >= TOP
-        regions = MemoryRegions()
-        for layer in ctx.values():
-            for state in layer.kv_cache:
-                regions.add(state)
-        do_mamba_copy_block(bufs, check=check, regions=regions)
+        do_mamba_copy_block(bufs, check=check, regions=_regions(ctx))
     blocks = req.block_ids[1]
     for name, layer in ctx.items():
         conv, temporal = layer.kv_cache
