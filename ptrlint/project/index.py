@@ -112,34 +112,54 @@ def light_summary(text: str, module: str, is_package: bool, path: str,
     """What a module with no pointer evidence can tell the others, read without parsing: its classes
     (with dataclass/NamedTuple fields, for positional arguments) and what it re-exports."""
     summary = ModuleSummary(module, path)
-    lines = text.splitlines() if "class" in text else []
-    for i, line in enumerate(lines):
-        match = _CLASS.match(line) if line.startswith("class") else None
-        if match is None:
-            continue
+    for match in _top_level_classes(text):
         name, bases = match.group(1), match.group(2) or ""
-        decorated = i > 0 and "dataclass" in lines[i - 1]
+        line_start = match.start()
+        previous = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1:line_start]
         fields: list[str] = []
-        if decorated or "NamedTuple" in bases:
-            body_indent = None
-            for body in lines[i + 1:]:
-                if not body.strip() or body.lstrip().startswith("#"):
-                    continue
-                indent = len(body) - len(body.lstrip())
-                if body_indent is None:
-                    body_indent = indent
-                if indent < body_indent or indent == 0:
-                    break
-                field = _FIELD.match(body)
-                if indent == body_indent and field and "ClassVar" not in body:
-                    fields.append(field.group(1))
+        if "dataclass" in previous or "NamedTuple" in bases:
+            fields = _body_fields(text, text.find("\n", match.end()) + 1)
         summary.classes[name] = fields
     summary.exports = bindings if bindings is not None else imported_bindings(text, module, is_package)
     summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
     return summary
 
 
-_CLASS = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
+def _top_level_classes(text: str) -> Iterable[re.Match[str]]:
+    """``class`` statements at column 0 (found with ``str.find``: a regex scan is slower here)."""
+    candidates = [0] if text.startswith("class") else []
+    at = text.find("\nclass")
+    while at != -1:
+        candidates.append(at + 1)
+        at = text.find("\nclass", at + 1)
+    for start in candidates:
+        match = _CLASS.match(text, start)
+        if match is not None:
+            yield match
+
+
+def _body_fields(text: str, at: int) -> list[str]:
+    """The annotated names at the first indentation level of the class body that starts at ``at``."""
+    fields: list[str] = []
+    body_indent = None
+    while 0 < at < len(text):
+        end = text.find("\n", at)
+        body = text[at:] if end == -1 else text[at:end]
+        at = len(text) if end == -1 else end + 1
+        if not body.strip() or body.lstrip().startswith("#"):
+            continue
+        indent = len(body) - len(body.lstrip())
+        if body_indent is None:
+            body_indent = indent
+        if indent < body_indent or indent == 0:
+            break
+        field = _FIELD.match(body)
+        if indent == body_indent and field and "ClassVar" not in body:
+            fields.append(field.group(1))
+    return fields
+
+
+_CLASS = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
 _FIELD = re.compile(r"^[ \t]+(\w+)[ \t]*:(?!=)")
 
 
@@ -162,6 +182,8 @@ class Task:
     result: FileResult | None = None
     deps: set[str] = field(default_factory=set)  # real paths of the project modules it imports
     closed: bool = False  # its imports were followed (they depend on its text alone)
+    size: int = 0  # characters of its text (the text itself is dropped for files analysed in workers)
+    provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis
     _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
     _bindings: dict[str, str] | None = None
     _modules: set[str] | None = None
@@ -242,8 +264,13 @@ def _classify(path: str, settings: "Settings", texts: dict[str, str]) -> "Task |
     task = Task(path, real, name, is_package, analyse=evidence and site, linted=True, key=key, text=text,
                 candidate=site and not evidence, light=not evidence)
     task.modules()  # parsed here, in parallel
+    task.size = len(text)
     if task.light:
         task.summary = task.light_summary()
+    else:
+        task.provisional = task.light_summary()
+    if task.analyse and path not in texts and real not in texts:
+        task.text = ""  # the worker that analyses it reads the file again: no need to ship it back
     return task
 
 
@@ -296,7 +323,7 @@ class ProjectRun:
             if task.summary is None and not task.done:
                 # provisional: its classes and re-exports, until its own analysis replaces it, so that
                 # the first round already answers "is this a class, with which fields" as later ones will
-                task.summary = task.light_summary()
+                task.summary = task.provisional if task.provisional is not None else task.light_summary()
         first = {id(t) for t in pending}
         pending += [t for t in self.tasks.values() if not t.light and not t.done and id(t) not in first]
         self._execute(pending, self._refresh())
@@ -394,7 +421,7 @@ class ProjectRun:
             return
         for task in tasks:
             task.from_cache = False
-        args = [self._args(t) for t in sorted(tasks, key=lambda t: -len(t.text))]
+        args = [self._args(t) for t in sorted(tasks, key=lambda t: -(t.size or len(t.text)))]
         by_path = {t.path: t for t in tasks}
         if self.jobs == 1 or len(tasks) < 4:
             _init_worker(view)
@@ -421,9 +448,7 @@ class ProjectRun:
         symbols, modules, targets, last_names = connections
         if any(t == task.module or t.startswith(task.module + ".") for t in targets):
             return True
-        if not any(name in task.text for name in last_names):  # cheap: none of the names is even spelled
-            return False
-        return _uses_any(task, symbols, modules)
+        return _uses_any(task, symbols, modules)  # from its import lines (parsed once, in the worker)
 
     @staticmethod
     def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str], set[str]]:
@@ -483,8 +508,12 @@ class ProjectRun:
                 # fix (or diff) with the final view, in this process: the files with fixes are few
                 result = _lint_file(task.path, final, self.view, text_override=self.texts.get(task.path))
             elif final.render_edits and any(f.fix is not None for f in result.findings):
-                result = replace(result, findings=render_fixes(task.text, result.findings))
+                result = replace(result, findings=render_fixes(task.text or self._reload(task), result.findings))
             self.results[task.path] = result
+
+    def _reload(self, task: Task) -> str:
+        loaded = self._load(task.path)
+        return "" if isinstance(loaded, FileResult) else loaded[2]
 
     def _key(self, data: bytes, module: str, is_package: bool, analyse: bool) -> str:
         if self.cache is None:
