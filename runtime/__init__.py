@@ -8,8 +8,9 @@ registered in every environment without importing torch until a run asks for it.
 from __future__ import annotations
 
 import importlib
-import os
 from typing import TYPE_CHECKING, Any
+
+from ._env import requested_value
 
 _EXPORTS: dict[str, str] = {
     "CpuGpuBuffer": "buffers",
@@ -98,7 +99,7 @@ def __dir__() -> list[str]:
 
 # `PTRLINT_SIMULATE_HIGH_ADDRESSES=1` takes effect when the package is imported (loading torch
 # then); without it, importing the package stays free of torch.
-if os.environ.get("PTRLINT_SIMULATE_HIGH_ADDRESSES", "").strip().lower() not in ("", "0", "false", "no", "off"):
+if requested_value() is not None:
     importlib.import_module(f"{__name__}.simulate")
 
 

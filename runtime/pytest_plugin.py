@@ -12,7 +12,6 @@ plugin costs nothing in projects that never use it.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -20,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from ._env import requested_value
+
 OPTION = "--ptrlint-high-addresses"
 INI = "ptrlint_high_addresses"
 MARKER = "real_addresses"
-_ENV_VAR = "PTRLINT_SIMULATE_HIGH_ADDRESSES"
 _SESSION_KEY = pytest.StashKey[ExitStack]()
 _SIMULATE_MODULE = __name__.rpartition(".")[0] + ".simulate"
 
@@ -51,8 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _requested(config: pytest.Config) -> bool:
-    env = os.environ.get(_ENV_VAR, "").strip().lower() not in ("", "0", "false", "no", "off")
-    return bool(config.getoption(OPTION) or config.getini(INI) or env)
+    return bool(config.getoption(OPTION) or config.getini(INI) or requested_value() is not None)
 
 
 def pytest_configure(config: pytest.Config) -> None:

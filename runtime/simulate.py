@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import re
 import sys
 import threading
@@ -34,11 +33,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ._env import ENV_VAR, requested_value
 from ._torch import np, torch
 from .errors import PointerCastError, PointerGuardError
 
 DEFAULT_OFFSET = 1 << 63
-ENV_VAR = "PTRLINT_SIMULATE_HIGH_ADDRESSES"
 # The largest real address the mode accepts: 57-bit virtual addresses (x86-64 5-level paging)
 # cover every CPU and GPU user-space allocation; real + offset must stay below 2**64.
 REAL_ADDRESS_LIMIT = 1 << 57
@@ -413,8 +412,8 @@ def annotate(exc: BaseException) -> bool:
 # ----- process-wide mode from the environment ----------------------------------------------------
 def offset_from_environment(value: str | None = None) -> int | None:
     """The offset $PTRLINT_SIMULATE_HIGH_ADDRESSES asks for (1/true/on: 2**63; a number: itself), else None."""
-    raw = (os.environ.get(ENV_VAR, "") if value is None else value).strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
+    raw = requested_value(value)
+    if raw is None:
         return None
     if raw in ("1", "true", "yes", "on"):
         return DEFAULT_OFFSET

@@ -105,7 +105,7 @@ def _make_do_copy(module: Any) -> Callable[[Any], None]:
 
 def _make_checked_create(original: Any) -> Any:
     """Keep vLLM's create(); check (O(1)) that what it built holds uint64 pointers."""
-    function = original.__func__ if isinstance(original, classmethod) else getattr(original, "__func__", original)
+    function = getattr(original, "__func__", original)  # a classmethod's function, or a plain one
 
     def create(cls: Any, *args: Any, **kwargs: Any) -> Any:
         buffers = function(cls, *args, **kwargs)

@@ -523,27 +523,27 @@ class FactCollector:
         if isinstance(func, ast.Name):
             return self.functions.get(self.name_key(func))
         if isinstance(func, ast.Attribute):
-            receiver = func.value
-            class_id = self.class_of_name(receiver)
-            if class_id is None:
-                key = self.key_of(receiver)
-                if key is not None:
-                    class_id = self.self_params.get(key) or self.type_of(key)
+            class_id = self._receiver_class(func.value)
             if isinstance(class_id, int):
                 return self.class_methods.get(class_id, {}).get(func.attr)
         return None
+
+    def _receiver_class(self, receiver: ast.AST) -> int | str | None:
+        """The class of a method call's receiver: a class named directly, ``self``/``cls``, or a
+        variable whose type is known (a module class id, or the qualified name of another module's)."""
+        class_id = self.class_of_name(receiver)
+        if class_id is None:
+            key = self.key_of(receiver)
+            if key is not None:
+                class_id = self.self_params.get(key) or self.type_of(key)
+        return class_id
 
     def external_callee(self, func: ast.AST) -> str | None:
         """The qualified name of a function or method of another project module that ``func`` calls."""
         if self.view is None:
             return None
         if isinstance(func, ast.Attribute):
-            receiver = func.value
-            class_id = self.class_of_name(receiver)
-            if class_id is None:
-                key = self.key_of(receiver)
-                if key is not None:
-                    class_id = self.self_params.get(key) or self.type_of(key)
+            class_id = self._receiver_class(func.value)
             if isinstance(class_id, str):
                 return f"{class_id}.{func.attr}"
             if class_id is not None:

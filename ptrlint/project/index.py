@@ -442,21 +442,20 @@ class ProjectRun:
             self._full_view = ProjectView(summaries)
         return self._full_view
 
-    def _connected(self, task: Task, connections: tuple[set[str], set[str], set[str], set[str]]) -> bool:
+    def _connected(self, task: Task, connections: tuple[set[str], set[str], set[str]]) -> bool:
         """A candidate (a site, no evidence of its own) needs analysis when it imports a name whose
         summary holds pointer values, or other modules write addresses into its classes."""
-        symbols, modules, targets, last_names = connections
+        symbols, modules, targets = connections
         if any(t == task.module or t.startswith(task.module + ".") for t in targets):
             return True
         return _uses_any(task, symbols, modules)  # from its import lines (parsed once, in the worker)
 
     @staticmethod
-    def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str], set[str]]:
+    def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str]]:
+        """Pointer symbols, their modules, and the modules whose classes others write addresses into."""
         symbols = _pointer_symbols(view)
-        importable = {s for s in symbols if s.rpartition(".")[0] not in symbols}  # not `Cls.attr`: `Cls` is imported
         return (symbols, {s.rpartition(".")[0] for s in symbols},
-                {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target},
-                {s.rpartition(".")[2] for s in importable})
+                {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target})
 
     def _settle(self) -> None:
         """Analyse candidates that got connected, and run again what read an answer that has
