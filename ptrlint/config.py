@@ -67,6 +67,8 @@ class Config:
     lookalike_names: tuple[str, ...] = DEFAULT_LOOKALIKE_NAMES
     buffer_factories: tuple[str, ...] = DEFAULT_BUFFER_FACTORIES
     pointer_functions: tuple[str, ...] = ()
+    int64_consumers: tuple[str, ...] = ()
+    uint64_consumers: tuple[str, ...] = ()
     torch_version: str = DEFAULT_TORCH_VERSION
     root: str = "."
     source: str | None = None  # the pyproject.toml it came from, if any
@@ -128,6 +130,8 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "lookalike-names": ("lookalike_names", _regex_list),
     "buffer-factories": ("buffer_factories", _str_list),
     "pointer-functions": ("pointer_functions", _str_list),
+    "int64-consumers": ("int64_consumers", _str_list),
+    "uint64-consumers": ("uint64_consumers", _str_list),
     "torch-version": ("torch_version", _version),
 }
 CONFIG_KEYS: tuple[str, ...] = tuple(_KEYS)

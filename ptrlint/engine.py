@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
 
 from .analysis.device import parse_host
-from .analysis.names import AnalysisOptions, NamePatterns
+from .analysis.names import analysis_options
 from .analysis.source import SourceMap
 from .analysis.facts import ModuleContext
 from .analysis.values import Location, ModuleFacts, collect
@@ -139,15 +139,6 @@ def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[st
 
 
 # ----- analysis ----------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def analysis_options(config: Config) -> AnalysisOptions:
-    return AnalysisOptions(
-        names=NamePatterns(config.pointer_names, config.lookalike_names),
-        buffer_factories=frozenset(config.buffer_factories),
-        pointer_functions=frozenset(config.pointer_functions),
-    )
-
-
 class ParseError(Exception):
     """A file that CPython cannot parse (reported as E999, exit 2; never rewritten)."""
 

@@ -52,7 +52,10 @@ class Intent:
     - ``append_keyword``: the Call gets the keyword argument ``value`` (``dtype=torch.uint64``) last,
       laid out like its other arguments (own line before a trailing comma);
     - ``replace_method_call``: ``x.long()`` becomes ``x.to(value)``;
-    - ``add_import_name``: the ImportFrom gets the name ``value`` appended.
+    - ``add_import_name``: the ImportFrom gets the name ``value`` appended;
+    - ``append_view``: the Call ``torch.tensor(...)`` becomes ``torch.tensor(...).view(value)``;
+    - ``view_receiver``: the method call ``x.numpy()`` becomes ``x.view(value).numpy()``;
+    - ``wrap_uint64_tensor``: the expression ``p`` becomes ``value.tensor(p, dtype=value.uint64)``.
     """
 
     start: int

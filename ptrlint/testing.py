@@ -13,7 +13,9 @@ OLD_DTYPE_TOKENS = {
     "c_long", "c_int64", "c_longlong", "c_ssize_t", "c_int", "c_int32", "c_int16", "c_int8", "c_short", "c_byte",
     "c_uint", "c_uint32", "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float",
 }
-NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to"}
+NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to",
+              "view", "tensor"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p, dtype=...)`
+SIGNED_VIEW_TOKENS = {"int64", "long", "intp", "longlong", "int_", "int"}  # the dtype a bit-preserving view hands on
 LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
 
 
@@ -64,7 +66,7 @@ def _token_changes(old_group: list[str], new_group: list[str], alias_names: set[
             if s not in OLD_DTYPE_TOKENS and s not in dtype_aliases and s not in ("(", ")") and not _dtype_string(s):
                 return f"removed {s!r}"
         for s in new_tokens[m1:m2]:
-            if s in NEW_TOKENS or s.strip("'\"") == "uint64" or s in alias_names:
+            if s in NEW_TOKENS or s in SIGNED_VIEW_TOKENS or s.strip("'\"") in ("uint64", "int64") or s in alias_names:
                 continue
             return f"inserted {s!r}"
     return None

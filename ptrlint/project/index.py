@@ -23,9 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from ..analysis.names import analysis_options
 from ..cache import Cache
 from ..model import FileResult
-from .layout import module_file, module_name, project_files, project_root, resolve_relative, search_bases
+from .imports import read_imports, imported_bindings, imported_modules
+from .layout import module_file, module_name, project_files, project_root, search_bases
 from .summary import ModuleSummary
 from .view import ProjectView, consulted_changed
 
@@ -35,78 +37,6 @@ if TYPE_CHECKING:
 MAX_ROUNDS = 4
 POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.M)
-
-
-def _import_lines(text: str) -> Iterable[int]:
-    """Start offsets of the lines that spell ``import`` (the only lines an import statement can
-    start on); ``str.find`` skips the rest of a large file at memchr speed."""
-    at = text.find("import")
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        yield start
-        end = text.find("\n", at)
-        if end == -1:
-            return
-        at = text.find("import", end)
-
-
-def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """``(from-imports as (dots, module, names), plain import lists)`` of a text, without parsing."""
-    froms: list[tuple[str, str, str]] = []
-    plain: list[str] = []
-    for start in _import_lines(text):
-        match = _FROM.match(text, start)
-        if match is not None:
-            froms.append(match.groups())
-            continue
-        match = _IMPORT.match(text, start)
-        if match is not None:
-            plain.append(match.group(1))
-    return froms, plain
-
-
-def imported_bindings(text: str, module: str, is_package: bool,
-                      parsed: tuple[list[tuple[str, str, str]], list[str]] | None = None) -> dict[str, str]:
-    """The names a text's import statements bind, and what they name (``{"np": "numpy",
-    "block_addrs": "pkg.addresses.block_addrs"}``), read without parsing."""
-    froms, plain = parsed if parsed is not None else _imports(text)
-    out: dict[str, str] = {}
-    for dots, name, names in froms:
-        base = resolve_relative(module, is_package, len(dots), name or None) if dots else name
-        if not base:
-            continue
-        for item in names.strip("()").replace("\n", " ").split(","):
-            target, _, alias = item.strip().partition(" as ")
-            target = target.strip()
-            if target and target != "*":
-                out[(alias or target).strip()] = f"{base}.{target}"
-    for names in plain:
-        for item in names.split(","):
-            target, _, alias = item.strip().partition(" as ")
-            target = target.strip()
-            if target:
-                out[alias.strip() or target.partition(".")[0]] = target if alias else target.partition(".")[0]
-    return out
-
-
-def imported_modules(text: str, module: str, is_package: bool,
-                     bindings: dict[str, str] | None = None, plain: list[str] | None = None) -> set[str]:
-    """Absolute names of what a text imports (modules, and names that may be submodules)."""
-    if bindings is None or plain is None:
-        parsed = _imports(text)
-        bindings, plain = imported_bindings(text, module, is_package, parsed), parsed[1]
-    out: set[str] = set()
-    for qualified in bindings.values():
-        out.add(qualified)
-        out.add(qualified.rpartition(".")[0])
-    for names in plain:  # `import a.b.c` names a.b.c, not only a
-        out.update(item.strip().partition(" as ")[0].strip() for item in names.split(","))
-    out.discard("")
-    return out
-
-
 def light_summary(text: str, module: str, is_package: bool, path: str,
                   bindings: dict[str, str] | None = None) -> ModuleSummary:
     """What a module with no pointer evidence can tell the others, read without parsing: its classes
@@ -195,7 +125,7 @@ class Task:
 
     def _parsed_imports(self) -> tuple[list[tuple[str, str, str]], list[str]]:
         if self._imports is None:
-            self._imports = _imports(self.text)
+            self._imports = read_imports(self.text)
         return self._imports
 
     def bindings(self) -> dict[str, str]:
@@ -440,6 +370,7 @@ class ProjectRun:
         if self._full_view is None:
             summaries = {t.module: t.summary for t in self.tasks.values() if t.summary is not None and not t.summary.empty}
             self._full_view = ProjectView(summaries)
+            self._full_view.options = analysis_options(self.settings.config)
         return self._full_view
 
     def _connected(self, task: Task, connections: tuple[set[str], set[str], set[str]]) -> bool:

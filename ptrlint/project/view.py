@@ -11,7 +11,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..analysis.values import Value
+from ..analysis.values import Location, Value
+from .consumers import ProjectConsumers
 from .layout import module_file
 from .summary import ModuleSummary, ValueSummary
 
@@ -27,6 +28,8 @@ class ProjectView:
         self.consulted: dict[str, str] = {}
         self.wanted: set[str] = set()
         self.writes_by_target: dict[str, list[ValueSummary]] = {}
+        self.consumers = ProjectConsumers()
+        self.options: object | None = None  # the analysis options of the last module viewed (for re-probing)
         for summary in summaries.values():
             for target, value in summary.external_writes.items():
                 cls, _, attr = target.rpartition(".")
@@ -39,6 +42,7 @@ class ProjectView:
         """The same summaries, with a fresh record of lookups, for analysing ``module``."""
         view = ProjectView.__new__(ProjectView)
         view.summaries, view.writes_by_target, view._memo = self.summaries, self.writes_by_target, self._memo
+        view.consumers, view.options = self.consumers, self.options
         view.bases, view.own_module = bases, module
         view.consulted, view.wanted = {}, set()
         return view
@@ -131,12 +135,47 @@ class ProjectView:
         self._record("name", qname, answer)
         return answer.to_value() if answer is not None else None
 
+    # ----- consumers (fix safety): what other modules do with a table ------------------------------
+    def is_project_symbol(self, qname: str) -> bool:
+        """Whether ``qname`` names something in a module of the project (summarised or on disk)."""
+        parts = qname.split(".")
+        return any(".".join(parts[:i]) in self.summaries or module_file(".".join(parts[:i]), self.bases) is not None
+                   for i in range(len(parts) - 1, 0, -1))
+
+    def param_consumers(self, qname: str, position: int | None, keyword: str | None, options: object) -> list | None:
+        """Uses of the parameter that a call of ``qname`` (another module's function) binds the table to."""
+        self.options = options
+        answer = None
+        parts = qname.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            file = module_file(".".join(parts[:i]), self.bases)
+            if file is not None:
+                answer = self.consumers.parameter(qname, file, ".".join(parts[i:]), position, keyword, options)  # type: ignore[arg-type]
+                break
+        self._record(f"pconsumers[{position}|{keyword}]", qname, _fingerprint(answer))
+        return answer
+
+    def result_consumers(self, qname: str, options: object) -> list:
+        """Uses, in the modules that import it, of what ``qname`` (a function of this module) returns."""
+        self.options = options
+        own = module_file(self.own_module, self.bases) if self.own_module else None
+        answer = self.consumers.results(qname, own, options) if own is not None else []  # type: ignore[arg-type]
+        self._record("consumers", qname, _fingerprint(answer))
+        return answer
+
     def external_writes(self, class_qname: str, attr: str) -> list[Value]:
         """Pointer values other modules write into ``class_qname.attr`` (a class of this module)."""
         target = f"{class_qname}.{attr}"
         answers = self.writes_by_target.get(target, [])
         self._record("into", target, [a.to_json() for a in answers])
         return [a.to_value() for a in answers]
+
+
+def _fingerprint(uses: list | None) -> list | None:
+    if not uses:
+        return None
+    return sorted([u.kind.name, u.why, *((u.node.path, u.node.line) if isinstance(u.node, Location) else ())]
+                  for u in uses)
 
 
 def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...]) -> bool:
@@ -157,6 +196,12 @@ def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str,
             probe.attribute(cls, attr)
         elif what == "name":
             probe.name(qname)
+        elif what == "consumers" and view.options is not None:
+            probe.result_consumers(qname, view.options)
+        elif what.startswith("pconsumers[") and view.options is not None:
+            position, _, keyword = what[len("pconsumers["):-1].partition("|")
+            probe.param_consumers(qname, None if position == "None" else int(position),
+                                  None if keyword == "None" else keyword, view.options)
         elif what == "into":
             cls, _, attr = qname.rpartition(".")
             probe.external_writes(cls, attr)

@@ -26,6 +26,10 @@ _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
     "append_keyword": (cst.Call,),
     "replace_method_call": (cst.Call,),
     "add_import_name": (cst.ImportFrom,),
+    "append_view": (cst.Call,),
+    "view_receiver": (cst.Call,),
+    "wrap_uint64_tensor": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer,
+                           cst.IfExp, cst.UnaryOperation),
 }
 
 
@@ -38,7 +42,8 @@ class _Tree(cst.CSTVisitor):
     an intent may target (one traversal)."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
-    _KINDS = (cst.Attribute, cst.Name, cst.SimpleString, cst.Call, cst.ImportFrom)
+    _KINDS = (cst.Attribute, cst.Name, cst.SimpleString, cst.Call, cst.ImportFrom, cst.Subscript, cst.BinaryOperation,
+              cst.Integer, cst.IfExp, cst.UnaryOperation)
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -149,6 +154,26 @@ def _apply(intent: Intent, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
             whitespace_before_args=cst.SimpleWhitespace(""),
             args=[cst.Arg(cst.parse_expression(intent.value))],
         )
+    if action == "append_view":  # `torch.tensor(xs, dtype=torch.uint64)` -> `... .view(torch.int64)`
+        assert isinstance(node, cst.Call)
+        return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("view")),
+                        args=[cst.Arg(cst.parse_expression(intent.value))])
+    if action == "view_receiver":  # `table.numpy()` -> `table.view(torch.uint64).numpy()`
+        assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        receiver = cst.Call(func=cst.Attribute(value=node.func.value, attr=cst.Name("view")),
+                            args=[cst.Arg(cst.parse_expression(intent.value))])
+        return node.with_changes(func=node.func.with_changes(value=receiver))
+    if action == "wrap_uint64_tensor":  # `p` -> `torch.tensor(p, dtype=torch.uint64)` (value: the torch alias)
+        assert isinstance(node, cst.BaseExpression)
+        inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
+        call = cst.Call(
+            func=cst.Attribute(value=cst.parse_expression(intent.value), attr=cst.Name("tensor")),
+            args=[cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                  cst.Arg(cst.parse_expression(f"{intent.value}.uint64"), keyword=cst.Name("dtype"),
+                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                whitespace_after=cst.SimpleWhitespace("")))],
+        )
+        return call.with_changes(lpar=node.lpar, rpar=node.rpar)
     if action == "add_import_name":
         assert isinstance(node, cst.ImportFrom)
         if isinstance(node.names, cst.ImportStar) or not node.names:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
+from ..analysis.consumers import FixKind, describe
 from ..analysis.facts import Creation
 from ..analysis.values import Origin, Value
 from ..fixes import append_keyword, replace_dtype, spell
@@ -91,17 +92,93 @@ def copy_evidence(ctx: RuleContext, creation: Creation) -> tuple[tuple[ast.AST, 
     return tuple(out)
 
 
-def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str) -> Diagnostic:
+def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str,
+                     by_consumers: bool = False) -> Diagnostic:
+    """A dtype finding's fix: with ``by_consumers`` (signed 64-bit tables) chosen by where the table
+    goes (uint64, or bit-preserving, or none safe); otherwise safe unless an unsupported use is seen."""
     assert creation.dtype is not None
     dtype = creation.dtype
     library = info.library
-    safe, why = ctx.fix_safety(creation)
+    evidence_out = evidence.evidence + copy_evidence(ctx, creation)
 
-    def intents() -> list[Intent] | None:
+    def uint64() -> list[Intent] | None:
         return replace_dtype(ctx.module, ctx.source, dtype, library, creation.scope, info.qname)
 
-    title = "Use an unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-    return Diagnostic(ctx.span(dtype), message, intents, safe, title, evidence.evidence + copy_evidence(ctx, creation))
+    if not by_consumers:
+        safe, why = ctx.fix_safety(creation)
+        title = "Use an unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
+        return Diagnostic(ctx.span(dtype), message, uint64, safe, title, evidence_out)
+    return _consumer_diagnostic(ctx, creation, message, evidence_out, uint64, ctx.code(dtype), ctx.span(dtype))
+
+
+def _consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
+                         uint64: "Callable[[], list[Intent] | None]", signed_text: str | None,
+                         span: tuple[int, int]) -> Diagnostic:
+    """The fix of a signed or implicit 64-bit pointer table, chosen by its consumers."""
+    choice = ctx.fix_choice(creation)
+    decider = choice.decider
+    why = describe(decider) if decider is not None else ""
+    consumer_evidence = () if decider is None else ((decider.node, f"consumer: {decider.why} ({decider.kind.value})"),)
+    if choice.kind is FixKind.UINT64:
+        return Diagnostic(span, message, uint64, True, "Use an unsigned 64-bit dtype (no use needs int64)",
+                          evidence)
+    unsafe_title = f"Use an unsigned 64-bit dtype (unsafe: {why})"
+    if choice.kind is FixKind.NONE or creation.library is None:
+        if choice.kind is FixKind.BIT_PRESERVING:
+            unsafe_title = f"Use an unsigned 64-bit dtype (unsafe: {why}; a buffer factory has no `.view`)"
+        return Diagnostic(span, message, uint64, False, unsafe_title, evidence + consumer_evidence)
+    sites, blocker = ctx.consumers.element_stores(creation)
+    if blocker is not None:
+        return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
+    library = creation.library
+    signed = signed_text
+
+    def bit_preserving() -> list[Intent] | None:
+        intents: list[Intent] = []
+        unsigned = spell(ctx.module, ctx.source, "torch", creation.scope, "uint64") if sites else None
+        if sites and unsigned is None:
+            return None
+        for site in sites:  # written through `table.numpy()`: write through an unsigned view instead
+            start, end = ctx.source.span(site)
+            intents.append(Intent(start, end, "view_receiver", unsigned[0]))  # type: ignore[index]
+            intents.extend(unsigned[1])  # type: ignore[index]
+        if sites and not _python_data(ctx, creation):
+            return intents  # created empty: the views are the only way Python ints get in
+        created = uint64()
+        if created is None:
+            return None
+        text = signed
+        if text is None:
+            spelled = spell(ctx.module, ctx.source, library, creation.scope, "int64", _callee_prefix(ctx, creation))
+            if spelled is None:
+                return None
+            text, imports = spelled
+            created = [*created, *imports]
+        start, end = ctx.source.span(creation.call)
+        return [*created, Intent(start, end, "append_view", text), *intents]
+
+    how = f"`.view({signed or 'int64'})`" if not sites else "an unsigned numpy view for the stores"
+    title = f"Create the table unsigned and hand on its int64 bits ({how}): {why}"
+    return Diagnostic(span, message, bit_preserving, True, title, evidence + consumer_evidence)
+
+
+def _python_data(ctx: RuleContext, creation: Creation) -> bool:
+    """Whether the creation itself takes pointer values (its data or fill)."""
+    for part in (creation.data, creation.fill):
+        value = ctx.facts.value(part) if part is not None else None
+        if value is not None and value.is_pointer:
+            return True
+    return False
+
+
+def _callee_prefix(ctx: RuleContext, creation: Creation) -> str | None:
+    """Spell it like the callee: ``th.tensor`` -> ``th.uint64``, ``numpy.array`` -> ``numpy.uint64``."""
+    func = creation.call.func
+    library = creation.library or "torch"
+    if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
+        if library in {q.rpartition('.')[0] for q in ctx.facts.c.qualified_names(func)}:
+            return ctx.code(func.value)
+    return None
 
 
 def implicit_dtype_applies(ctx: RuleContext, creation: Creation, evidence: Value) -> bool:
@@ -122,16 +199,9 @@ def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Val
         return None
     call = creation.call
     library = creation.library or "torch"
-    safe, why = ctx.fix_safety(creation)
 
     def intents() -> list[Intent] | None:
-        func = call.func
-        prefer = None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
-            # spell it like the callee: th.tensor -> th.uint64, numpy.array -> numpy.uint64
-            if f"{library}" in {q.rpartition('.')[0] for q in ctx.facts.c.qualified_names(func)}:
-                prefer = ctx.code(func.value)
-        spelled = spell(ctx.module, ctx.source, library, creation.scope, "uint64", prefer)
+        spelled = spell(ctx.module, ctx.source, library, creation.scope, "uint64", _callee_prefix(ctx, creation))
         if spelled is None:
             return None
         text, imports = spelled
@@ -140,5 +210,8 @@ def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Val
             return None
         return [*inserted, *imports]
 
-    title = "Add an explicit unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-    return Diagnostic(ctx.span(call.func), message, intents, safe, title, evidence.evidence)
+    if creation.like_source is not None and creation.qname not in IMPLICIT_DTYPE_CALLS:
+        safe, why = ctx.fix_safety(creation)
+        title = "Add an explicit unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
+        return Diagnostic(ctx.span(call.func), message, intents, safe, title, evidence.evidence)
+    return _consumer_diagnostic(ctx, creation, message, evidence.evidence, intents, None, ctx.span(call.func))

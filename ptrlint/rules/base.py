@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterable
 
+from ..analysis.consumers import Consumers, FixChoice, choose_fix
 from ..analysis.facts import Creation
 from ..analysis.source import SourceMap, Span
 from ..analysis.values import Evidence, ModuleFacts
@@ -41,6 +42,17 @@ class RuleContext:
     facts: ModuleFacts
     source: SourceMap
     config: Config
+    _consumers: Consumers | None = field(default=None, init=False, repr=False)
+
+    @property
+    def consumers(self) -> Consumers:
+        """Where each buffer goes (computed on the first question, once per module)."""
+        if self._consumers is None:
+            c = self.facts.c
+            options = self.facts.options
+            self._consumers = Consumers(self.module, self.facts, options.int64_consumers, options.uint64_consumers,
+                                        self.facts.view, c.context.module)
+        return self._consumers
 
     def code(self, node: ast.AST) -> str:
         return self.source.segment(node)
@@ -52,6 +64,10 @@ class RuleContext:
         if creation.target_name:
             return f"`{creation.target_name}`"
         return "this buffer"
+
+    def fix_choice(self, creation: Creation) -> FixChoice:
+        """Which fix keeps every consumer of the creation's buffer working (analysis/consumers.py)."""
+        return choose_fix(self.consumers.of_creation(creation))
 
     def fix_safety(self, creation: Creation) -> tuple[bool, str]:
         """Safe unless the analysed scope applies an operation uint64 tensors lack to the buffer."""

@@ -6,7 +6,12 @@ from typing import Iterator
 
 import ast
 
+from ..analysis.facts import ScalarWrite
 from ..analysis.values import Kind
+from ..fixes import module_alias
+from ..model import Intent
+from ..names import DtypeClass
+from ._creation import classify_dtype
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 # torch unpacked Python ints through int64 in tensor setitem (pytorch issue 191458). Measured:
@@ -20,7 +25,7 @@ class PointerSetitem(Rule):
     code = "PTR005"
     name = "pointer-setitem"
     summary = "Pointer value written into a torch tensor element as a Python int"
-    fix_availability = "none"
+    fix_availability = "sometimes (safe when the tensor is known to be 64-bit)"
     doc = """
 ## What it does
 Flags `buf[i] = t.data_ptr()` and `buf.fill_(t.data_ptr())` where `buf` is known to be a torch
@@ -48,8 +53,13 @@ self.host_np[i] = kv_cache.data_ptr()
 ```
 
 ## Fix safety
-No automatic fix: the right remedy (a numpy view, or building the tensor from a list) depends
-on the surrounding code.
+The fix stores a tensor instead of a Python int: `buf[i] = torch.tensor(p, dtype=torch.uint64)`
+(and `buf.fill_(torch.tensor(p, dtype=torch.uint64))`). torch copies the 64 bits of a uint64
+scalar tensor into an int64 or uint64 element exactly, on every release, so the store cannot
+overflow and an int64 table keeps the bits its readers expect. The fix is safe when the tensor
+is created in the module as int64 or uint64; for a tensor of unknown or narrower dtype the copy
+would convert instead of failing, so the fix is unsafe there. It needs `torch` imported as a
+module (`import torch` or `import torch as th`).
 
 ## Options
 - `torch-version`: the oldest torch the code supports; the rule is skipped when it is
@@ -63,9 +73,19 @@ on the surrounding code.
         "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[:2] = torch.tensor([a.data_ptr(), b.data_ptr()], dtype=torch.uint64)\n",
     )
     INVALID = (
-        Invalid("import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = t.data_ptr()\n"),
-        Invalid("import torch\nbuf = torch.empty(4, dtype=torch.uint64)\nbuf.fill_(t.data_ptr())\n"),
-        Invalid("import torch\ndef f(buf: torch.Tensor, t):\n    buf[0] = t.data_ptr()\n"),
+        Invalid(
+            "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = t.data_ptr()\n",
+            "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = torch.tensor(t.data_ptr(), dtype=torch.uint64)\n",
+        ),
+        Invalid(
+            "import torch as th\nbuf = th.empty(4, dtype=th.uint64)\nbuf.fill_(t.data_ptr())\n",
+            "import torch as th\nbuf = th.empty(4, dtype=th.uint64)\nbuf.fill_(th.tensor(t.data_ptr(), dtype=th.uint64))\n",
+        ),
+        Invalid(
+            "import torch\ndef f(buf: torch.Tensor, t):\n    buf[0] = t.data_ptr()\n",
+            "import torch\ndef f(buf: torch.Tensor, t):\n    buf[0] = torch.tensor(t.data_ptr(), dtype=torch.uint64)\n",
+            unsafe=True,
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -88,4 +108,35 @@ on the surrounding code.
             )
             node = write.node
             span = ctx.source.attribute_name_span(node) if isinstance(node, ast.Attribute) else ctx.span(node)
-            yield Diagnostic(span, message, None, False, "", value.evidence)
+            safe, title = _store_safety(ctx, write)
+            yield Diagnostic(span, message, _store_fix(ctx, write), safe, title, value.evidence)
+
+
+def _store_fix(ctx: RuleContext, write: ScalarWrite):  # type: ignore[no-untyped-def]
+    """``buf[i] = p`` -> ``buf[i] = torch.tensor(p, dtype=torch.uint64)``, spelled with the torch alias."""
+
+    def intents() -> list[Intent] | None:
+        alias = module_alias(ctx.module, "torch")
+        if alias is None or write.value.__class__ is ast.Starred:
+            return None
+        scope = ctx.facts.c.scope_of(write.tensor)
+        if scope.resolve(alias.partition(".")[0]) is not ctx.facts.c.module_scope:
+            return None  # the alias is shadowed where the store is
+        start, end = ctx.source.span(write.value)
+        return [Intent(start, end, "wrap_uint64_tensor", alias)]
+
+    return intents
+
+
+def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
+    """Safe when every creation stored in the written tensor is int64 or uint64 (the copy keeps the bits)."""
+    facts = ctx.facts
+    key = facts.c.alias_key(write.tensor)
+    root = facts._root(key) if key is not None else None
+    creations = [facts.c.creation_by_id[k[1]] for k in facts._stored.get(root, []) if k[1] in facts.c.creation_by_id] \
+        if root is not None else []
+    widths = [classify_dtype(ctx, c) for c in creations]
+    title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"
+    if creations and all(w is not None and w.cls in (DtypeClass.SIGNED64, DtypeClass.UNSIGNED64) for w in widths):
+        return True, title
+    return False, f"{title} (unsafe: the tensor's dtype is not known to be 64-bit, so the copy may convert)"

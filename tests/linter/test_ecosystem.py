@@ -134,7 +134,7 @@ m.py:5:59: PTR001 [*] this buffer holds memory addresses but is created as signe
 5 |     return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
   |                                                           ^^^^^^^^^^^ PTR001
   |
-  = help: Use an unsigned 64-bit dtype: replace `int64` with `uint64`
+  = help: Use an unsigned 64-bit dtype (no use needs int64): replace `int64` with `uint64`
 
 Found 1 finding.
 [*] 1 fixable with `ptrlint --fix`.

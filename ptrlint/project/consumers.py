@@ -1,0 +1,150 @@
+"""Consumers across modules: what other modules of the project do with a table (fix safety).
+
+Asked by :mod:`ptrlint.analysis.consumers` through the project view, for the few tables that
+leave their module: a function's parameter that receives a table (the callee's module is read),
+and the result of a function that returns one (the modules that import it are read). Modules are
+parsed here on demand, once per process, without their own project view (one level deep), and
+the answers carry ``Location`` nodes so the message can name ``file:line``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..analysis.consumers import Consumers, Use
+from ..analysis.device import parse_host
+from ..analysis.facts import FactCollector, ModuleContext
+from ..analysis.names import AnalysisOptions
+from ..analysis.source import SourceMap
+from ..analysis.values import Location, ModuleFacts
+from ..config import DEFAULT_EXCLUDE
+from .imports import imported_modules
+from .layout import module_file, module_name, project_files, project_root
+
+_EXCLUDED = tuple(e for e in DEFAULT_EXCLUDE if "/" not in e)
+
+
+@dataclass
+class _Module:
+    path: str
+    tree: ast.Module
+    facts: ModuleFacts
+    source: SourceMap
+    consumers: Consumers
+
+
+def _parse(text: str) -> ast.Module | None:
+    def parse(source: str) -> ast.Module:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+
+    try:
+        return parse_host(text, parse)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class ProjectConsumers:
+    """Parsed modules of one project, and the imports of every project file (read once)."""
+
+    def __init__(self) -> None:
+        self._modules: dict[tuple[str, int], _Module | None] = {}
+        self._imports: dict[str, dict[str, set[str]]] = {}  # project root -> {path: imported modules}
+
+    def _load(self, path: str, options: AnalysisOptions) -> _Module | None:
+        key = (os.path.realpath(path), id(options))
+        if key in self._modules:
+            return self._modules[key]
+        found: _Module | None = None
+        try:
+            text = Path(path).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            text = None
+        tree = _parse(text) if text is not None else None
+        if tree is not None:
+            name, is_package = module_name(path)
+            collector = FactCollector(options, ModuleContext(name, is_package, None))
+            collector.run(tree)
+            facts = ModuleFacts(collector)
+            found = _Module(path, tree, facts, SourceMap(text or ""), Consumers(tree, facts, module_name=name, path=path))
+        self._modules[key] = found
+        return found
+
+    def _located(self, module: _Module, uses: list[Use]) -> list[Use]:
+        out = []
+        for use in uses:
+            node = use.node
+            if not isinstance(node, Location):
+                line, column = module.source.line_column(module.source.start(node)) if hasattr(node, "lineno") else (0, 0)
+                node = Location(module.path, line, column)
+            out.append(replace(use, node=node))
+        return out
+
+    def parameter(self, qname: str, file: Path, rest: str, position: int | None, keyword: str | None,
+                  options: AnalysisOptions) -> list[Use] | None:
+        """Uses of the parameter a call binds (by position or keyword) in ``rest`` (``f`` or ``Cls.m``) of ``file``."""
+        module = self._load(str(file), options)
+        if module is None:
+            return None
+        c = module.facts.c
+        function = None
+        head, _, method = rest.partition(".")
+        if method:
+            for class_id, qualname in c.class_qualnames.items():
+                if qualname == head:
+                    function = c.class_methods.get(class_id, {}).get(method)
+        else:
+            function = next((f for k, f in c.functions.items() if k[1] == id(c.module_scope) and k[2] == head), None)
+        if function is None:
+            return None
+        args = function.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        if c.method_kinds.get(id(function)) in ("instance", "class") and params:
+            params = params[1:]
+        if keyword is not None:
+            param = keyword if keyword in params or keyword in {a.arg for a in args.kwonlyargs} else None
+        else:
+            param = params[position] if position is not None and position < len(params) else None
+        if param is None:
+            return None
+        return self._located(module, module.consumers.parameter_uses(function, param))
+
+    def results(self, qname: str, own_file: Path, options: AnalysisOptions) -> list[Use]:
+        """Uses of what ``qname`` returns, in the project modules that import its module."""
+        target_module = qname.rpartition(".")[0]
+        while target_module and module_name(str(own_file))[0] != target_module:
+            target_module = target_module.rpartition(".")[0]  # `pkg.mod.Cls.method` -> `pkg.mod`
+        out: list[Use] = []
+        for path in self._importers(own_file, target_module or qname.rpartition(".")[0]):
+            module = self._load(path, options)
+            if module is not None:
+                out.extend(self._located(module, module.consumers.result_uses(qname)))
+        return out
+
+    def _importers(self, own_file: Path, module: str) -> list[str]:
+        root = project_root(str(own_file))
+        table = self._imports.get(str(root))
+        if table is None:
+            table = {}
+            for path in project_files(root, _EXCLUDED):
+                try:
+                    with open(path, "rb") as handle:
+                        text = handle.read().decode("utf-8", errors="replace")
+                except OSError:
+                    continue
+                if "import" not in text:
+                    continue
+                name, is_package = module_name(path)
+                table[path] = imported_modules(text, name, is_package)
+            self._imports[str(root)] = table
+        own = os.path.realpath(own_file)
+        return [p for p, imported in table.items() if module in imported and os.path.realpath(p) != own]
+
+
+def module_path(module: str, bases: tuple[Path, ...]) -> Path | None:
+    return module_file(module, bases)
