@@ -106,6 +106,18 @@ def _regex_list(key: str, value: Any) -> tuple[str, ...]:
     return items
 
 
+_QUALIFIED_PATTERN = re.compile(r"[A-Za-z_*?\[][\w.*?\[\]!-]*")
+
+
+def _qualified_patterns(key: str, value: Any) -> tuple[str, ...]:
+    """Qualified-name patterns (``mypkg.ops.*``, ``torch.ops.myext.*``), matched with fnmatch."""
+    items = _str_list(key, value)
+    for item in items:
+        if not _QUALIFIED_PATTERN.fullmatch(item):
+            raise ConfigError(f"{key}: {item!r} is not a qualified-name pattern such as \"mypkg.ops.*\"")
+    return items
+
+
 def _per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a table of glob = [codes], got {type(value).__name__}")
@@ -130,8 +142,8 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "lookalike-names": ("lookalike_names", _regex_list),
     "buffer-factories": ("buffer_factories", _str_list),
     "pointer-functions": ("pointer_functions", _str_list),
-    "int64-consumers": ("int64_consumers", _str_list),
-    "uint64-consumers": ("uint64_consumers", _str_list),
+    "int64-consumers": ("int64_consumers", _qualified_patterns),
+    "uint64-consumers": ("uint64_consumers", _qualified_patterns),
     "torch-version": ("torch_version", _version),
 }
 CONFIG_KEYS: tuple[str, ...] = tuple(_KEYS)

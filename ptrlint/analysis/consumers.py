@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Iterable
 
-from ..names import PASSTHROUGH_METHODS, UNSAFE_FUNCTIONS, UNSAFE_METHODS, VIEW_ATTRIBUTES
+from ..names import PASSTHROUGH_METHODS, UNSAFE_FUNCTIONS, UNSAFE_METHODS, VIEW_ATTRIBUTES, classify_string_dtype
 from .facts import Creation, FunctionNode, Key, attr_name, dotted, is_slice_subscript, positional
 from .values import Kind, Location, ModuleFacts
 
@@ -402,7 +402,7 @@ class Consumers:
 
     def _is_dtype(self, expr: ast.AST) -> bool:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            return True
+            return classify_string_dtype(expr.value) is not None  # "int64", not "cuda"
         return any(q.startswith(("torch.", "numpy.")) for q in self.c.qualified_names(expr)) and \
             isinstance(expr, (ast.Attribute, ast.Name)) and attr_name(expr) not in ("device",)
 

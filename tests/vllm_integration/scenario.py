@@ -217,7 +217,7 @@ def main(argv: list[str]) -> int:
     with real_addresses():
         seen["fused_real"] = int(ctx.block_table_ptrs[0]) == block_table.data_ptr()
     seen["fused_tables"] = {name: getattr(ctx, name).tolist() for name in ("state_base_addrs", "block_table_ptrs")}
-    ctx.state_base_addrs[0] = ctx.state_base_addrs[0] & 0xFFFFFFFF  # a truncated address
+    ctx.state_base_addrs[0] = ctx.state_base_addrs[0] ^ (1 << 40)  # corrupted: outside every region, whatever the layout
     try:
         guard.check_fused_tables(ctx, level)
         seen["fused_truncated"] = "accepted"

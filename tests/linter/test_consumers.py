@@ -1,0 +1,353 @@
+"""Fix safety by consumers: each consumer class chooses uint64, the bit-preserving fix, or no safe fix.
+
+Table-driven: a module, the finding's line, and the fix kind its consumers must choose. The last
+tests run fixed code: a program that hands its table to an int64-only binding, to torch
+arithmetic and to Python readers keeps working at real addresses and under the high-address
+simulation once ``ptrlint --fix`` has run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ..conftest import REPO
+
+UINT64, BITS, NONE = "uint64", "bit-preserving", "none"
+
+CASES = {
+    "python_readers": (
+        """
+        import torch
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            picked = table[torch.tensor([0])]
+            return picked.tolist(), table == 0, table[:2].clone()
+        """, UINT64),
+    "compiled_extension": (
+        """
+        import torch
+        import my_ext
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            my_ext.launch(table)
+        """, BITS),
+    "torch_ops": (
+        """
+        import torch
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            torch.ops.my_ext.copy_blocks(table.to("cuda"))
+        """, BITS),
+    "jit_loaded_module": (
+        """
+        import torch
+        from somejit import load_module
+        def f(ts):
+            mod = load_module("copy")
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            mod.run(table)
+        """, BITS),
+    "local_callable_parameter": (
+        """
+        import torch
+        def f(ts, kernel):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            kernel(table)
+        """, UINT64),
+    "triton_launch": (
+        """
+        import torch
+        def f(ts, copy_kernel):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            copy_kernel[(1,)](table, len(ts))
+        """, UINT64),
+    "torch_arithmetic_to_binding": (
+        """
+        import torch
+        import my_ext
+        def heads(ts):
+            bases = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            return bases + 128
+        def run(ts):
+            my_ext.reduce(heads(ts))
+        """, BITS),
+    "torch_arithmetic_read_back": (
+        """
+        import torch
+        def heads(ts):
+            bases = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            return (bases + 128).tolist()
+        """, NONE),
+    "numpy_signed_offsets": (
+        """
+        import numpy as np
+        import my_ext
+        def blocks(regions, ids: np.ndarray):
+            bases = np.array([r.data_ptr() for r in regions], dtype=np.int64)
+            my_ext.descriptors(bases[:, None] + ids[None, :] * 256)
+        """, BITS),
+    "numpy_python_int_offset": (
+        """
+        import numpy as np
+        def blocks(regions):
+            bases = np.array([r.data_ptr() for r in regions], dtype=np.int64)
+            return (bases + 64).tolist()
+        """, UINT64),
+    "dtype_check": (
+        """
+        import torch
+        def launch(table):
+            if table.dtype != torch.int64:
+                raise TypeError("int64 pointers")
+        def f(ts):
+            launch(torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64))
+        """, BITS),
+    "element_type": (
+        """
+        import cutlass
+        import torch
+        from cutlass.torch import from_dlpack
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            return from_dlpack(table, cutlass.Int64)
+        """, BITS),
+    "collective_send": (
+        """
+        import torch
+        import torch.distributed as dist
+        def f(local, world):
+            mine = torch.tensor([local.data_ptr()], dtype=torch.int64)
+            outs = [torch.empty(1, dtype=torch.int64) for _ in range(world)]
+            dist.all_gather(outs, mine)
+            return torch.cat(outs).tolist()
+        """, {4: BITS, 5: NONE}),
+    "ordering": (
+        """
+        import torch
+        def f(ts, addrs):
+            starts = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            return torch.searchsorted(starts, addrs)
+        """, NONE),
+    "reduction": (
+        """
+        import torch
+        def f(ts):
+            ends = torch.tensor([t.data_ptr() + t.nbytes for t in ts], dtype=torch.int64)
+            return int(ends.max())
+        """, NONE),
+    "implicit_dtype_binding": (
+        """
+        import torch
+        import my_ext
+        def f(ts):
+            my_ext.launch(torch.tensor([t.data_ptr() for t in ts]))
+        """, BITS),
+    "factory_without_view": (
+        """
+        import torch
+        import my_ext
+        class C:
+            def __init__(self, ts):
+                self.table_ptrs = self._make_buffer(len(ts), dtype=torch.int64)
+                self.table_ptrs.np[:] = [t.data_ptr() for t in ts]
+            def run(self):
+                my_ext.launch(self.table_ptrs.gpu)
+        """, NONE),
+}
+
+
+def _line_of_finding(source: str, code: str = "PTR00") -> int:
+    for number, line in enumerate(source.splitlines(), 1):
+        if "dtype=" in line and ("int64" in line or "tensor([" in line or "array([" in line):
+            return number
+    raise AssertionError("no creation line")
+
+
+def _lint(tmp_path: Path, source: str, *args: str) -> list[dict]:
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
+                           *args, str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _kind(finding: dict) -> str:
+    fix = finding["fix"]
+    if fix is None or not fix["safe"]:
+        return NONE
+    return BITS if fix["title"].startswith("Create the table unsigned") else UINT64
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_consumers_choose_the_fix(name, tmp_path):
+    source, expected = CASES[name]
+    source = textwrap.dedent(source).lstrip()
+    findings = [f for f in _lint(tmp_path, source) if f["code"] in ("PTR001", "PTR002")]
+    want = expected if isinstance(expected, dict) else {None: expected}
+    assert len(findings) == len(want), findings
+    for finding in findings:
+        kind = want.get(finding["line"], want.get(None))
+        assert _kind(finding) == kind, (finding["line"], finding["fix"])
+        if kind != UINT64:  # the chosen fix names the consumer that chose it, in the title and related
+            assert "line" in finding["fix"]["title"] and any(r["message"].startswith("consumer:")
+                                                              for r in finding["related"]), finding
+
+
+def test_configured_consumers_override_the_default(tmp_path):
+    source = "import torch\nimport my_ext\n\ndef f(ts):\n    t = torch.tensor([x.data_ptr() for x in ts], dtype=torch.int64)\n    my_ext.launch(t)\n"
+    (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nuint64-consumers = ["my_ext.*"]\n')
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    out = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--output-format", "json", "m.py"],
+                         capture_output=True, text=True, cwd=tmp_path).stdout
+    assert _kind(json.loads(out)[0]) == UINT64
+    (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nint64-consumers = ["mypkg.readers.*"]\n')
+    source = source.replace("import my_ext", "from mypkg import readers").replace("my_ext.launch", "readers.dump")
+    path.write_text(source)
+    out = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--output-format", "json", "m.py"],
+                         capture_output=True, text=True, cwd=tmp_path).stdout
+    finding = json.loads(out)[0]
+    assert _kind(finding) == BITS and "configured as an int64 consumer" in finding["fix"]["title"]
+
+
+def test_configured_consumers_are_validated(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nint64-consumers = "mypkg.*"\n')
+    (tmp_path / "m.py").write_text("x = 1\n")
+    proc = subprocess.run([sys.executable, "-m", "ptrlint", "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and "int64-consumers" in proc.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nuint64-consumers = ["my pkg"]\n')
+    proc = subprocess.run([sys.executable, "-m", "ptrlint", "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and "uint64-consumers" in proc.stderr
+
+
+@pytest.mark.parametrize("source, flagged", [
+    # written only by compiled code and read only by it: the bits fit int64 exactly
+    ("import torch\nimport ext\n\nclass P:\n    def __init__(self, n):\n        self.peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
+     "        ext.fill(self.peer_ptrs)\n\n    def run(self):\n        ext.reduce(self.peer_ptrs)\n", False),
+    # a placeholder that fixes a kernel's signature
+    ("import torch\nimport ext\n\ndef compiled(n):\n    dummy_desc_ptrs = torch.empty(n, dtype=torch.int64)\n"
+     "    return ext.compile(dummy_desc_ptrs)\n", False),
+    # the same table read back as Python ints: negative above 2**63
+    ("import torch\nimport ext\n\ndef peers(n):\n    peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
+     "    ext.fill(peer_ptrs)\n    return peer_ptrs.tolist()\n", True),
+    # filled by compiled code, readers out of sight (an attribute nothing here reads)
+    ("import torch\nimport ext\n\nclass P:\n    def __init__(self, n):\n        self.peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
+     "        ext.fill(self.peer_ptrs)\n", True),
+    # Python ints enter: always a finding
+    ("import torch\nimport ext\n\ndef f(ts):\n    ext.run(torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64))\n", True),
+])
+def test_only_python_ints_overflow(source, flagged, tmp_path):
+    assert bool([f for f in _lint(tmp_path, source) if f["code"] == "PTR001"]) is flagged
+
+
+@pytest.mark.parametrize("source, safe", [
+    ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = x.data_ptr()\n", True),
+    ("import torch\nt = torch.zeros(4, dtype=torch.uint64)\nt.fill_(x.data_ptr())\n", True),
+    ("import torch\nt = torch.zeros(4, dtype=torch.int32)\nt[0] = x.data_ptr()\n", False),  # would truncate
+    ("import torch\ndef f(t: torch.Tensor, x):\n    t[0] = x.data_ptr()\n", False),  # dtype unknown
+])
+def test_store_fix_is_safe_only_for_64_bit_tensors(source, safe, tmp_path):
+    stores = [f for f in _lint(tmp_path, source) if f["code"] == "PTR005"]
+    assert len(stores) == 1 and stores[0]["fix"] is not None and stores[0]["fix"]["safe"] is safe
+
+
+def test_result_consumers_across_modules(tmp_path):
+    pkg = tmp_path / "pool"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "tables.py").write_text(
+        "import torch\n\n\ndef page_table(pages):\n    return torch.tensor([p.data_ptr() for p in pages], dtype=torch.int64)\n\n\n"
+        "def slot_table(slots):\n    return torch.tensor([s.data_ptr() for s in slots], dtype=torch.int64)\n")
+    (pkg / "launch.py").write_text(
+        "import my_ext\n\nfrom .tables import page_table, slot_table\n\n\ndef gather(pages):\n    return my_ext.gather(page_table(pages))\n\n\n"
+        "def slots(ss):\n    return slot_table(ss).tolist()\n")
+    for target in (str(pkg), str(pkg / "tables.py")):  # the whole package, or one file (pre-commit)
+        out = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
+                              target], capture_output=True, text=True, cwd=tmp_path).stdout
+        kinds = {f["line"]: _kind(f) for f in json.loads(out)}
+        assert kinds == {5: BITS, 9: UINT64}, (target, kinds)
+    out = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
+                          str(pkg)], capture_output=True, text=True, cwd=tmp_path).stdout
+    title = next(f["fix"]["title"] for f in json.loads(out) if f["line"] == 5)
+    assert "launch.py:7" in title, title
+
+
+# ----- fixed code runs --------------------------------------------------------------------------------
+EXTENSION = '''
+import torch
+MASK = (1 << 64) - 1
+def gather(table):
+    if table.dtype != torch.int64:
+        raise TypeError(f"pointer table must be int64, got {table.dtype}")
+    return [v & MASK for v in table.tolist()]
+'''
+PROGRAM = '''
+import torch
+import intext
+
+class Pool:
+    def __init__(self, pages):
+        self.page_ptrs = torch.tensor([p.data_ptr() for p in pages], dtype=torch.int64)
+        self.slot_ptrs = torch.zeros(len(pages), dtype=torch.int64)
+        self.readers = torch.tensor([p.data_ptr() for p in pages], dtype=torch.int64)
+        for i, page in enumerate(pages):
+            self.slot_ptrs[i] = page.data_ptr()
+
+    def heads(self):
+        return self.page_ptrs + 64
+
+def scenario():
+    pages = [torch.zeros(256, dtype=torch.uint8) for _ in range(3)]
+    pool = Pool(pages)
+    seen = intext.gather(pool.page_ptrs) + intext.gather(pool.heads()) + intext.gather(pool.slot_ptrs)
+    seen += [int(v) for v in pool.readers[torch.tensor([2, 0])].tolist()]
+    want = [p.data_ptr() for p in pages] + [p.data_ptr() + 64 for p in pages] + [p.data_ptr() for p in pages]
+    want += [pages[2].data_ptr(), pages[0].data_ptr()]
+    assert seen == want, (seen, want)
+'''
+RUN = '''
+import importlib, sys
+from ptrlint.runtime import simulate_high_addresses
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+program = importlib.import_module("program")
+program.scenario()
+with simulate_high_addresses():
+    program.scenario()
+print("OK")
+'''
+
+
+def _run_program(folder: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PTRLINT_SIMULATE_HIGH_ADDRESSES"}
+    return subprocess.run([sys.executable, "-c", RUN, str(folder / "app"), str(folder / "ext")], capture_output=True,
+                          text=True, env=env, cwd=REPO)
+
+
+def test_fixed_program_keeps_working_and_survives_high_addresses(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "ext" / "intext.py").write_text(EXTENSION)  # outside the linted project: a compiled binding
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "program.py").write_text(PROGRAM)
+    before = _run_program(tmp_path)
+    assert before.returncode != 0 and "Overflow" in before.stderr  # the bug is real under the simulation
+    fix = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
+                         capture_output=True, text=True, cwd=app)
+    assert "0 remaining" in fix.stdout, fix.stdout + fix.stderr
+    fixed = (app / "program.py").read_text()
+    assert "dtype=torch.uint64).view(torch.int64)" in fixed  # int64-bound: bit-preserving
+    assert "torch.tensor(page.data_ptr(), dtype=torch.uint64)" in fixed  # the store
+    after = _run_program(tmp_path)
+    assert after.returncode == 0 and after.stdout.strip() == "OK", after.stderr
+    again = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
+                           capture_output=True, text=True, cwd=app)
+    assert (app / "program.py").read_text() == fixed and again.returncode == 0, again.stdout  # idempotent, clean
