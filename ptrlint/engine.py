@@ -335,7 +335,7 @@ def process_text(text: str, path: str, settings: Settings, view: object | None =
         result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
         final_text = text
         if settings.fixing and any(_applicable(f, settings) for f in findings):
-            new_text, fixed, findings = fix_loop(text, path, settings, findings, view)
+            new_text, fixed, findings = fix_loop(text, path, settings, findings, view, result.applied)
             if new_text != text:
                 result.new_text = final_text = new_text
                 result.fixed = fixed
@@ -357,14 +357,18 @@ def _applicable(finding: Finding, settings: Settings) -> bool:
 
 
 def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding],
-             view: object | None = None) -> tuple[str, int, list[Finding]]:
-    """Apply fixes until none applies; every intermediate text must parse. Returns (text, fixed, remaining)."""
+             view: object | None = None, applied_out: list[Finding] | None = None) -> tuple[str, int, list[Finding]]:
+    """Apply fixes until none applies; every intermediate text must parse. Returns (text, fixed,
+    remaining); the findings whose fixes were applied are appended to ``applied_out``."""
     fixed = 0
     for _ in range(MAX_FIX_ITERATIONS):
         applicable = [f for f in render_fixes(text, [f for f in findings if _applicable(f, settings)]) if f.fix]
         if not applicable:
             break
-        new_text, applied = apply_fixes(text, applicable)
+        new_text, chosen = apply_fixes(text, applicable)
+        applied = len(chosen)
+        if applied_out is not None:
+            applied_out.extend(chosen)
         if applied == 0 or new_text == text:
             break
         try:

@@ -189,6 +189,7 @@ class FileResult:
     fixed: int = 0
     new_text: str | None = None
     diff: str = ""
+    applied: list[Finding] = field(default_factory=list)  # the findings whose fixes --fix/--diff applied
     # project index: what this module tells the others, what it read of them, what it asked for
     summary: Any = None
     consulted: dict[str, str] | None = None

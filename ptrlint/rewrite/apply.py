@@ -13,21 +13,21 @@ class FileChangedError(Exception):
     """The file changed on disk between reading and writing; it was not overwritten."""
 
 
-def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, int]:
+def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
     """Apply the fixes of ``findings`` whose edits do not overlap an earlier chosen fix.
 
     Identical edits from different fixes (the same import name appended twice) are applied
-    once. Returns the new text and the number of fixes applied.
+    once. Returns the new text and the findings whose fixes were applied.
     """
     chosen: list[Edit] = []
-    applied = 0
+    applied: list[Finding] = []
     for finding in sorted(findings, key=Finding.sort_key):
         assert finding.fix is not None
         edits = [e for e in finding.fix.edits if e not in chosen]
         if any(_overlaps(e, c) for e in edits for c in chosen):
             continue
         chosen.extend(edits)
-        applied += 1
+        applied.append(finding)
     out = text
     for edit in sorted(chosen, key=lambda e: (e.start, e.end), reverse=True):
         out = out[: edit.start] + edit.text + out[edit.end :]

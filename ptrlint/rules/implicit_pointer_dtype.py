@@ -12,7 +12,7 @@ class ImplicitPointerDtype(Rule):
     code = "PTR002"
     name = "implicit-pointer-dtype"
     summary = "Pointer values passed to torch.tensor/np.array with no dtype (inferred as int64)"
-    fix_availability = "sometimes (safe unless the buffer meets arithmetic, ordering or reductions)"
+    fix_availability = "sometimes (chosen by the table's consumers, as for PTR001)"
     doc = """
 ## What it does
 Flags `torch.tensor`, `torch.as_tensor`, `np.array`, `np.asarray` (and friends) called on
@@ -36,8 +36,12 @@ ptrs = torch.tensor([t.data_ptr() for t in caches], device="cuda", dtype=torch.u
 ## Fix safety
 The fix appends `dtype=<module>.uint64` as the last argument, spelled with the module alias
 of the callee (`th.tensor` -> `dtype=th.uint64`); in a multi-line call with a trailing comma it
-gets its own line. Safe unless the buffer meets arithmetic, ordering comparisons, reductions,
-`searchsorted`, `index_select` or `index_put_` in the analysed scope (uint64 lacks them).
+gets its own line. As for PTR001 the table's consumers choose: where a use needs int64 (code
+outside the project, a collective, a `.dtype` check, torch arithmetic) the call also gets
+`.view(<module>.int64)`, so the consumers receive the int64 they received before (safe); where
+a use depends on the sign (ordering, `max`/`min`, `searchsorted`) the fix is unsafe. A `*_like`
+copy that only inherits a non-address dtype keeps the older rule: safe unless the analysed scope
+applies arithmetic, ordering or reductions to it.
 
 ## Options
 - `pointer-names`, `lookalike-names`, `pointer-functions` (see PTR001).
@@ -56,6 +60,10 @@ gets its own line. Safe unless the buffer meets arithmetic, ordering comparisons
         Invalid(
             "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs)\n",
             "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs, dtype=np.uint64)\n",
+        ),
+        Invalid(
+            "import torch\nimport ext\next.launch(torch.tensor([t.data_ptr() for t in ts]))\n",
+            "import torch\nimport ext\next.launch(torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64).view(torch.int64))\n",
         ),
         Invalid(
             "import torch\npeer_ptrs = torch.as_tensor(raw)\n",

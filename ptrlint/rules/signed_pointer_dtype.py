@@ -13,7 +13,7 @@ class SignedPointerDtype(Rule):
     code = "PTR001"
     name = "signed-pointer-dtype"
     summary = "Pointer-holding tensor or array created with a signed 64-bit dtype"
-    fix_availability = "sometimes (safe unless the buffer meets arithmetic, ordering or reductions)"
+    fix_availability = "sometimes (chosen by the table's consumers: uint64, bit-preserving, or unsafe)"
     doc = """
 ## What it does
 Flags a tensor or array that holds memory addresses (`data_ptr()`, `.ctypes.data`,
@@ -37,12 +37,20 @@ ptrs = torch.tensor([t.data_ptr() for t in caches], dtype=torch.uint64)
 ```
 
 ## Fix safety
-The fix changes only the dtype token, spelled as the file spells it (`th.long` -> `th.uint64`,
-`"int64"` -> `"uint64"`, a from-imported `int64` -> `uint64` added to that import). It is safe
-unless the buffer (or its elements or slices) meets arithmetic, an ordering comparison, a
-reduction (`sum`/`max`/`min`), `searchsorted`, `index_select` or `index_put_` in the analysed
-scope: torch's uint64 lacks those kernels, so that fix is unsafe and applied only with
-`--unsafe-fixes`.
+The fix is chosen by where the table goes (its aliases, copies, the functions it is passed to,
+the callers it is returned to, other modules through the project index):
+- every use works on uint64 (indexing, `copy_`, `tolist`, `==`, `.to(device)`, Triton
+  launches, ...): the dtype token becomes `uint64`, spelled as the file spells it (`th.long` ->
+  `th.uint64`, `"int64"` -> `"uint64"`, a from-imported `int64` -> `uint64` added to that import);
+- a use needs int64 (code outside the project such as `torch.ops.*` or a compiled extension,
+  a collective, a `.dtype` check, a signed element type, torch arithmetic, numpy arithmetic with
+  signed arrays): the table is created as uint64 and viewed back, `.view(torch.int64)`, so it
+  never overflows and its consumers get the same bits (safe);
+- a use depends on the sign (ordering, `max`/`min`, `searchsorted`), the table is received by a
+  collective, or a table computed from it is read back: the plain uint64 change is unsafe and
+  applied only with `--unsafe-fixes`; its title names the consumer.
+A table that no Python int enters (filled by compiled code or a collective) and whose values
+never come back as Python ints is not reported: int64 holds those bits exactly.
 
 ## Options
 - `pointer-names`, `lookalike-names`: the name evidence patterns.
@@ -86,6 +94,11 @@ scope: torch's uint64 lacks those kernels, so that fix is unsafe and applied onl
         Invalid(
             "import torch\ntable = torch.zeros(4, dtype=torch.int64)\nview = table.numpy()\nview[0] = x.data_ptr()\n",
             "import torch\ntable = torch.zeros(4, dtype=torch.uint64)\nview = table.numpy()\nview[0] = x.data_ptr()\n",
+        ),
+        Invalid(
+            "import torch\nimport ext\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\next.launch(ptrs)\n",
+            "import torch\nimport ext\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64).view(torch.int64)\n"
+            "ext.launch(ptrs)\n",
         ),
         Invalid(
             "import torch\nbase_ptrs = torch.tensor([k.data_ptr() for k in ks], dtype=torch.int64)\nv = base_ptrs + 8\n",
