@@ -526,8 +526,10 @@ class Consumers:
         if target is not None:
             return self._parameter_uses(target, call, expr, position, keyword, numpy, after, depth, visited)
         class_id = c.class_of_name(func)
-        if isinstance(class_id, int):  # a module class: the attribute it binds is an alias of the table
-            return [Use(UseKind.READY, call, "stored in an instance of a module class")]
+        if isinstance(class_id, int):  # a module class: the attribute it binds is an alias of the table, and
+            # the instance carries the table wherever it goes (`from_dlpack(Wrapper(table))`)
+            return [Use(UseKind.READY, call, "stored in an instance of a module class"),
+                    *self._context(call, numpy, after, depth + 1, visited)]
         if any(q.startswith("torch.ops.") for q in qnames) or (not qnames and dotted(func).startswith("torch.ops.")):
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a compiled operator outside the project (may require int64)",
                         after, opaque=True)]
@@ -540,6 +542,8 @@ class Consumers:
             found = self.view.param_consumers(external, position, keyword, self.facts.options)  # type: ignore[union-attr]
             if found is not None:
                 return [replace(u, after_arithmetic=after or u.after_arithmetic) for u in found]
+            return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
+                                             "(unknown means int64)", after, opaque=True)]
         if qnames:
             return [Use(UseKind.INT64, call, f"`{spelled}()` is code outside the project (unknown means int64)", after,
                         opaque=True)]
@@ -656,7 +660,7 @@ class Consumers:
         """Whether a Python int (not a tensor's bits) is ever written into the creation's buffer."""
         facts, c = self.facts, self.c
         for part in (creation.data, creation.fill):
-            if part is not None and self._python_values(part):
+            if part is not None and self._may_hold_python_ints(part):
                 return True
         for root in self._roots(creation):
             for member in facts.groups.get(root, [root]):
@@ -668,6 +672,15 @@ class Consumers:
                 if facts._passes.get(member):
                     return True  # a module function writes into it: whatever it writes
         return False
+
+    def _may_hold_python_ints(self, part: ast.AST) -> bool:
+        """A creation's data or fill: Python values unless known to be a tensor's bits or only indices."""
+        value = self.facts.value(part)
+        if value is None:
+            return True  # `torch.tensor(pointers)` of a list ptrlint cannot trace: Python ints, as far as it knows
+        if not value.is_pointer:
+            return False  # built only from constants, shapes, lengths (contrary evidence), or wrapped on purpose
+        return value.python_int if value.kind is Kind.SCALAR else not value.array
 
     def _python_values(self, expr: ast.AST) -> bool:
         value = self.facts.value(expr)

@@ -14,6 +14,7 @@ import os
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 from ..analysis.consumers import Consumers, Use
 from ..analysis.device import parse_host
@@ -23,7 +24,7 @@ from ..analysis.source import SourceMap
 from ..analysis.values import Location, ModuleFacts
 from ..config import DEFAULT_EXCLUDE
 from .imports import imported_modules
-from .layout import module_file, module_name, project_files, project_root
+from .layout import module_name, project_files, project_root
 
 _EXCLUDED = tuple(e for e in DEFAULT_EXCLUDE if "/" not in e)
 
@@ -81,13 +82,18 @@ class ProjectConsumers:
             node = use.node
             if not isinstance(node, Location):
                 line, column = module.source.line_column(module.source.start(node)) if hasattr(node, "lineno") else (0, 0)
-                node = Location(module.path, line, column)
+                node = Location(_shown(module.path), line, column)
             out.append(replace(use, node=node))
         return out
 
-    def parameter(self, qname: str, file: Path, rest: str, position: int | None, keyword: str | None,
-                  options: AnalysisOptions) -> list[Use] | None:
-        """Uses of the parameter a call binds (by position or keyword) in ``rest`` (``f`` or ``Cls.m``) of ``file``."""
+    def parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
+                  keyword: str | None, options: AnalysisOptions, depth: int = 0) -> list[Use] | None:
+        """Uses of the parameter a call binds (by position or keyword) in the function ``qname``
+        (``locate`` finds its file and the rest of the name, ``f`` or ``Cls.m``), following re-exports."""
+        found = locate(qname)
+        if found is None or depth > 4:
+            return None
+        file, rest = found
         module = self._load(str(file), options)
         if module is None:
             return None
@@ -101,7 +107,11 @@ class ProjectConsumers:
         else:
             function = next((f for k, f in c.functions.items() if k[1] == id(c.module_scope) and k[2] == head), None)
         if function is None:
-            return None
+            target = c.module_scope.imports.get(head)  # `from .impl import f` re-exported here
+            if target is None:
+                return None
+            return self.parameter(".".join([target, *([method] if method else [])]), locate, position, keyword,
+                                  options, depth + 1)
         args = function.args
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
         if c.method_kinds.get(id(function)) in ("instance", "class") and params:
@@ -146,5 +156,10 @@ class ProjectConsumers:
         return [p for p, imported in table.items() if module in imported and os.path.realpath(p) != own]
 
 
-def module_path(module: str, bases: tuple[Path, ...]) -> Path | None:
-    return module_file(module, bases)
+def _shown(path: str) -> str:
+    """As a user would write it: relative to the working directory when below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel

@@ -86,6 +86,17 @@ def module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
         for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
             if os.path.isfile(candidate):
                 return Path(candidate)
+    top = module.partition(".")[0]
+    for base in bases:  # a namespace package (PEP 420): the importing file lives under a folder named `top`
+        if base.name.startswith("+"):
+            continue
+        for folder in (base, *base.parents):
+            if folder.name == top:
+                stem = os.path.join(str(folder.parent), rel)
+                for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                    if os.path.isfile(candidate):
+                        return Path(candidate)
+                break
     return None
 
 

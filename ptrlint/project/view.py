@@ -145,15 +145,18 @@ class ProjectView:
     def param_consumers(self, qname: str, position: int | None, keyword: str | None, options: object) -> list | None:
         """Uses of the parameter that a call of ``qname`` (another module's function) binds the table to."""
         self.options = options
-        answer = None
+        answer = self.consumers.parameter(qname, self._module_file, position, keyword, options)  # type: ignore[arg-type]
+        self._record(f"pconsumers[{position}|{keyword}]", qname, _fingerprint(answer))
+        return answer
+
+    def _module_file(self, qname: str) -> tuple[Path, str] | None:
+        """The file of the longest module prefix of ``qname`` in the project, and the rest of the name."""
         parts = qname.split(".")
         for i in range(len(parts) - 1, 0, -1):
             file = module_file(".".join(parts[:i]), self.bases)
             if file is not None:
-                answer = self.consumers.parameter(qname, file, ".".join(parts[i:]), position, keyword, options)  # type: ignore[arg-type]
-                break
-        self._record(f"pconsumers[{position}|{keyword}]", qname, _fingerprint(answer))
-        return answer
+                return file, ".".join(parts[i:])
+        return None
 
     def result_consumers(self, qname: str, options: object) -> list:
         """Uses, in the modules that import it, of what ``qname`` (a function of this module) returns."""
