@@ -45,12 +45,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write .ptrlint_cache/")
     p.add_argument("--no-project-index", action="store_true",
                    help="analyse each file alone (no evidence from the other modules of its project)")
+    p.add_argument("--force-exclude", dest="force_exclude", action="store_true", default=None,
+                   help="apply the excludes (and .gitignore) to files named on the command line too (pre-commit)")
+    p.add_argument("--no-force-exclude", dest="force_exclude", action="store_false", help=argparse.SUPPRESS)
+    p.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=None,
+                   help="skip what git ignores (.gitignore, .git/info/exclude, global excludes; the default)")
+    p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                   help="lint files git ignores too")
+    p.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
+    p.add_argument("--verbose", "-v", action="store_true", help="say which named files are skipped and why")
     p.add_argument("--statistics", action="store_true", help="print the number of findings per code")
     p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text formats)")
     p.add_argument("--version", action="version", version=f"ptrlint {__version__}")
     p.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     p.add_argument("--explain", metavar="CODE", default=None, help="print the documentation of a rule and exit")
     return p
+
+
+def _stderr_line(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,8 +134,13 @@ def _main(argv: list[str]) -> int:
             files = [args.stdin_filename or "-"]
             configs = {files[0]: resolver.for_path(start if start.parent.exists() else Path("."))}
         else:
-            files = discover(paths, resolver.for_path)
+            files = discover(paths, resolver.for_path, args.force_exclude, args.respect_gitignore,
+                             _stderr_line if args.verbose else None)
             configs = {f: resolver.for_path(f) for f in files}
+            if args.show_files:
+                for f in files:
+                    print(f)
+                return EXIT_CLEAN
         groups: dict[object, list[str]] = {}
         for f in files:
             groups.setdefault(configs[f], []).append(f)

@@ -70,6 +70,8 @@ class Config:
     int64_consumers: tuple[str, ...] = ()
     uint64_consumers: tuple[str, ...] = ()
     torch_version: str = DEFAULT_TORCH_VERSION
+    respect_gitignore: bool = True
+    force_exclude: bool = False
     root: str = "."
     source: str | None = None  # the pyproject.toml it came from, if any
 
@@ -118,6 +120,12 @@ def _qualified_patterns(key: str, value: Any) -> tuple[str, ...]:
     return items
 
 
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key}: expected true or false, got {type(value).__name__} {value!r}")
+    return value
+
+
 def _per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a table of glob = [codes], got {type(value).__name__}")
@@ -145,6 +153,8 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "int64-consumers": ("int64_consumers", _qualified_patterns),
     "uint64-consumers": ("uint64_consumers", _qualified_patterns),
     "torch-version": ("torch_version", _version),
+    "respect-gitignore": ("respect_gitignore", _bool),
+    "force-exclude": ("force_exclude", _bool),
 }
 CONFIG_KEYS: tuple[str, ...] = tuple(_KEYS)
 

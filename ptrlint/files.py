@@ -1,14 +1,29 @@
-"""Discovery: paths -> sorted list of Python files, honouring default and configured excludes."""
+"""Discovery: paths -> sorted list of Python files, honouring default and configured excludes and,
+with ``respect-gitignore`` (the default), what git ignores (:mod:`.gitignore`).
+
+Files named explicitly are linted even when excluded, unless ``force-exclude`` is on (as for
+ruff, whose pre-commit hook passes every changed file by name): then the same excludes apply to
+them. :func:`excluded_reason` is the one answer to "is this file excluded, and why", shared by
+discovery, the language server and the flake8 plugin.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from pathlib import Path, PurePosixPath
 
 from typing import Callable
 
+from . import gitignore
 from .config import Config
+
+Report = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
@@ -33,11 +48,15 @@ def _display(path: str) -> str:
     return os.path.normpath(path)
 
 
-def discover(paths: list[str], config: "Config | Callable[[str], Config]") -> list[str]:
-    """Python files and notebooks under ``paths``. Files named explicitly are always included.
+def discover(paths: list[str], config: "Config | Callable[[str], Config]", force_exclude: bool | None = None,
+             respect_gitignore: bool | None = None, verbose: Report | None = None) -> list[str]:
+    """Python files and notebooks under ``paths``.
 
     ``config`` is one configuration or a function giving each folder's (the nearest
-    ``pyproject.toml``), whose excludes apply below its root.
+    ``pyproject.toml``), whose excludes apply below its root. ``force_exclude`` and
+    ``respect_gitignore`` (command-line overrides; None: each folder's configuration decides)
+    choose whether files named explicitly may be excluded and whether git's ignore rules apply.
+    ``verbose`` is told about every explicitly named file that is skipped.
     """
     config_for = config if callable(config) else (lambda _path: config)
     found: set[str] = set()
@@ -47,8 +66,11 @@ def discover(paths: list[str], config: "Config | Callable[[str], Config]") -> li
                 here = config_for(dirpath)
                 patterns = (*here.exclude, *here.extend_exclude)
                 rel_dir = _relative(dirpath, Path(here.root))
+                git = _repository(dirpath, here, respect_gitignore)
+                git_dir = _git_relative(dirpath, git)
                 dirnames[:] = sorted(
                     d for d in dirnames if not _excluded(f"{rel_dir}/{d}".lstrip("/"), d, patterns)
+                    and not (git is not None and git.ignored(f"{git_dir}/{d}".lstrip("/"), True))
                 )
                 for name in filenames:
                     if not name.endswith(SOURCE_SUFFIXES):
@@ -56,10 +78,52 @@ def discover(paths: list[str], config: "Config | Callable[[str], Config]") -> li
                     rel = f"{rel_dir}/{name}".lstrip("/")
                     if _excluded(rel, name, patterns):
                         continue
+                    if git is not None and git.ignored(f"{git_dir}/{name}".lstrip("/"), False):
+                        continue
                     found.add(_display(os.path.join(dirpath, name)))
         else:
+            here = config_for(raw)
+            force = here.force_exclude if force_exclude is None else force_exclude
+            reason = excluded_reason(raw, here, respect_gitignore) if force and os.path.exists(raw) else None
+            if reason is not None:
+                if verbose is not None:
+                    verbose(f"ptrlint: skipped {_display(raw)} ({reason}; --force-exclude)")
+                continue
             found.add(_display(raw))  # a missing file is reported when it is read
     return sorted(found)
+
+
+def excluded_reason(path: str, config: Config, respect_gitignore: bool | None = None) -> str | None:
+    """Why ``path`` is excluded by ``config`` (its exclude patterns, a folder above it that they
+    exclude, or git's ignore rules), or None when it is not."""
+    patterns = (*config.exclude, *config.extend_exclude)
+    rel = _relative(os.path.abspath(path), Path(config.root))
+    parts = rel.split("/")
+    for depth in range(1, len(parts) + 1):
+        sub = "/".join(parts[:depth])
+        for pattern in patterns:
+            if _excluded(sub, parts[depth - 1], (pattern,)):
+                return f"excluded by {pattern!r}"
+    respect = config.respect_gitignore if respect_gitignore is None else respect_gitignore
+    if respect and gitignore.is_ignored(path, _stderr):
+        return "ignored by git"
+    return None
+
+
+def _repository(folder: str, config: Config, respect: bool | None) -> gitignore.Repository | None:
+    if not (config.respect_gitignore if respect is None else respect):
+        return None
+    return gitignore.repository(folder, _stderr)
+
+
+def _git_relative(folder: str, repo: gitignore.Repository | None) -> str:
+    if repo is None:
+        return ""
+    try:
+        rel = Path(os.path.realpath(folder)).relative_to(repo.root).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel
 
 
 SOURCE_SUFFIXES = (".py", ".ipynb")

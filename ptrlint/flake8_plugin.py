@@ -15,6 +15,7 @@ from typing import Iterator
 from . import __version__
 from .config import Config, ConfigError, resolve_config
 from .engine import Settings, process_text, select_codes
+from .files import excluded_reason
 
 
 @lru_cache(maxsize=64)
@@ -37,7 +38,10 @@ class Flake8Plugin:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         path = Path(self.filename) if self.filename not in ("stdin", "-") else Path("stdin.py")
         folder = str(path.resolve().parent) if path.parent.exists() else "."
-        result = process_text("".join(self.lines), str(path), _settings_for(folder))
+        settings = _settings_for(folder)
+        if path.is_file() and excluded_reason(str(path), settings.config) is not None:
+            return  # excluded by [tool.ptrlint] or ignored by git: as `ptrlint` skips it
+        result = process_text("".join(self.lines), str(path), settings)
         for finding in result.findings:
             # flake8 columns are 0-based and printed +1, so output matches `ptrlint` exactly
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)

@@ -8,6 +8,8 @@ preferred quick fixes, unsafe ones labelled).
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import sys
 from dataclasses import replace
@@ -24,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from . import __version__
 from .config import Config, ConfigError, resolve_config
 from .engine import Settings, process_text, render_fixes, select_codes
+from .files import excluded_reason
 from .model import Finding
 
 DEBOUNCE_SECONDS = 0.25
@@ -77,6 +80,9 @@ def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | Non
     except ConfigError as exc:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"ptrlint: {exc}"))
         return None
+    if os.path.isfile(path) and excluded_reason(path, settings.config) is not None:
+        ls.findings[uri] = []  # excluded or git-ignored: as the command line skips it, so does the editor
+        return []
     result = process_text(document.source, path, settings)
     findings = result.findings if result.error is None else []
     ls.findings[uri] = findings
@@ -239,6 +245,8 @@ def _fix_all(ls: PtrlintServer, uri: str) -> types.CodeAction | None:
     try:
         settings = replace(ls.settings_for(path), diff=True)  # fixes computed, never written: the client applies them
     except ConfigError:
+        return None
+    if os.path.isfile(path) and excluded_reason(path, settings.config) is not None:
         return None
     result = process_text(document.source, path, settings)
     if result.error is not None or result.new_text is None or result.new_text == document.source:

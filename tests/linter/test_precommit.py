@@ -68,3 +68,51 @@ def test_hooks_file_offers_both_hooks():
     assert "- id: ptrlint\n" in text and "- id: ptrlint-fix\n" in text
     assert text.count("language: python") == 2 and text.count("types: [python]") == 2
     assert "entry: ptrlint --fix" in text
+
+
+@pytest.mark.precommit
+@pytest.mark.slow
+def test_precommit_hooks_never_touch_excluded_files(tmp_path):
+    """pre-commit names every file; the hooks' --force-exclude keeps vendored and git-ignored code out."""
+    beside = Path(sys.executable).parent / "pre-commit"
+    pre_commit = str(beside) if beside.is_file() else shutil.which("pre-commit")
+    if pre_commit is None:
+        pytest.skip("pre-commit is not installed")
+    try:
+        rev = _git("rev-parse", "HEAD", cwd=REPO)
+    except subprocess.CalledProcessError:
+        pytest.skip("this checkout has no commit yet")
+    project = tmp_path / "project"
+    for rel in ("src/app.py", "vendor/lib.py", "generated/out.py"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(BUGGY)
+    (project / "pyproject.toml").write_text('[tool.ptrlint]\nextend-exclude = ["vendor"]\n')
+    (project / ".gitignore").write_text("generated/\n")
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {REPO}\n  rev: {rev}\n  hooks:\n  - id: ptrlint-fix\n"
+    )
+    _git("init", "-q", cwd=project)
+    _git("add", "-A", cwd=project)
+    _git("add", "-f", "generated/out.py", cwd=project)  # tracked although ignored: pre-commit passes it by name
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_CONFIG_GLOBAL": os.devnull}
+
+    run = subprocess.run([pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env,
+                         timeout=900)
+    output = run.stdout + run.stderr
+    if run.returncode != 0 and "Failed" not in output and any(h in output for h in OFFLINE_HINTS):
+        if os.environ.get("PTRLINT_REQUIRE_PRECOMMIT"):
+            pytest.fail("pre-commit could not build the hook environment:\n" + output)
+        pytest.skip("pre-commit cannot build its environment offline")
+    assert run.returncode == 1, output  # it fixed src/app.py
+    assert "uint64" in (project / "src" / "app.py").read_text()
+    assert (project / "vendor" / "lib.py").read_text() == BUGGY
+    assert (project / "generated" / "out.py").read_text() == BUGGY
+
+    (project / "src" / "app.py").write_text(BUGGY)
+    _git("add", "-A", cwd=project)
+    staged = subprocess.run([pre_commit, "run", "--files", "vendor/lib.py", "generated/out.py", "src/app.py"],
+                            cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    assert staged.returncode == 1, staged.stdout + staged.stderr
+    assert "uint64" in (project / "src" / "app.py").read_text()
+    assert (project / "vendor" / "lib.py").read_text() == BUGGY
+    assert (project / "generated" / "out.py").read_text() == BUGGY
