@@ -56,6 +56,7 @@ class ProjectConsumers:
     def __init__(self) -> None:
         self._modules: dict[tuple[str, int], _Module | None] = {}
         self._imports: dict[str, dict[str, set[str]]] = {}  # project root -> {path: imported modules}
+        self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
 
     def _load(self, path: str, options: AnalysisOptions) -> _Module | None:
         key = (os.path.realpath(path), id(options))
@@ -90,6 +91,13 @@ class ProjectConsumers:
                   keyword: str | None, options: AnalysisOptions, depth: int = 0) -> list[Use] | None:
         """Uses of the parameter a call binds (by position or keyword) in the function ``qname``
         (``locate`` finds its file and the rest of the name, ``f`` or ``Cls.m``), following re-exports."""
+        key = ("parameter", qname, position, keyword, id(options))
+        if key not in self._answers:
+            self._answers[key] = self._parameter(qname, locate, position, keyword, options, depth)
+        return self._answers[key]
+
+    def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
+                   keyword: str | None, options: AnalysisOptions, depth: int) -> list[Use] | None:
         found = locate(qname)
         if found is None or depth > 4:
             return None
@@ -126,22 +134,34 @@ class ProjectConsumers:
 
     def results(self, qname: str, own_file: Path, options: AnalysisOptions) -> list[Use]:
         """Uses of what ``qname`` returns, in the project modules that import its module."""
+        key = ("results", qname, str(own_file), id(options))
+        if key in self._answers:
+            return self._answers[key] or []
         target_module = qname.rpartition(".")[0]
         while target_module and module_name(str(own_file))[0] != target_module:
             target_module = target_module.rpartition(".")[0]  # `pkg.mod.Cls.method` -> `pkg.mod`
+        name = qname.rpartition(".")[2]
         out: list[Use] = []
         for path in self._importers(own_file, target_module or qname.rpartition(".")[0]):
+            try:
+                with open(path, "rb") as handle:
+                    if name.encode() not in handle.read():
+                        continue  # never spells the function's name: no call to parse for
+            except OSError:
+                continue
             module = self._load(path, options)
             if module is not None:
                 out.extend(self._located(module, module.consumers.result_uses(qname)))
+        self._answers[key] = out
         return out
 
     def _importers(self, own_file: Path, module: str) -> list[str]:
-        root = project_root(str(own_file))
-        table = self._imports.get(str(root))
+        """Project files whose import lines name ``module`` (each file read once per process)."""
+        root = str(_package_root(own_file, module))
+        table = self._imports.get(root)
         if table is None:
-            table = {}
-            for path in project_files(root, _EXCLUDED):
+            table = self._imports[root] = {}
+            for path in project_files(Path(root), _EXCLUDED):
                 try:
                     with open(path, "rb") as handle:
                         text = handle.read().decode("utf-8", errors="replace")
@@ -150,10 +170,19 @@ class ProjectConsumers:
                 if "import" not in text:
                     continue
                 name, is_package = module_name(path)
-                table[path] = imported_modules(text, name, is_package)
-            self._imports[str(root)] = table
+                table[os.path.realpath(path)] = imported_modules(text, name, is_package)
         own = os.path.realpath(own_file)
-        return [p for p, imported in table.items() if module in imported and os.path.realpath(p) != own]
+        return [p for p, imported in table.items() if module in imported and p != own]
+
+
+def _package_root(own_file: Path, module: str) -> Path:
+    """Where the importers of ``module`` live: the folder of its top package when the file lies
+    under one named so (namespace packages included), else the file's project root."""
+    top = module.partition(".")[0]
+    for folder in Path(os.path.realpath(own_file)).parents:
+        if folder.name == top:
+            return folder
+    return project_root(str(own_file))
 
 
 def _shown(path: str) -> str:

@@ -86,8 +86,18 @@ def module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
         for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
             if os.path.isfile(candidate):
                 return Path(candidate)
-    top = module.partition(".")[0]
-    for base in bases:  # a namespace package (PEP 420): the importing file lives under a folder named `top`
+    return None
+
+
+@lru_cache(maxsize=65536)
+def namespace_file(module: str, bases: tuple[Path, ...]) -> Path | None:
+    """:func:`module_file`, and for a namespace package (PEP 420: folders without ``__init__.py``)
+    the file under the folder above the importing file that is named like the module's top package."""
+    found = module_file(module, bases)
+    if found is not None:
+        return found
+    top, rel = module.partition(".")[0], os.path.join(*module.split("."))
+    for base in bases:
         if base.name.startswith("+"):
             continue
         for folder in (base, *base.parents):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..analysis.values import Location, Value
 from .consumers import ProjectConsumers
-from .layout import module_file
+from .layout import module_file, namespace_file
 from .summary import ModuleSummary, ValueSummary
 
 MISSING = "-"
@@ -139,7 +139,7 @@ class ProjectView:
     def is_project_symbol(self, qname: str) -> bool:
         """Whether ``qname`` names something in a module of the project (summarised or on disk)."""
         parts = qname.split(".")
-        return any(".".join(parts[:i]) in self.summaries or module_file(".".join(parts[:i]), self.bases) is not None
+        return any(".".join(parts[:i]) in self.summaries or namespace_file(".".join(parts[:i]), self.bases) is not None
                    for i in range(len(parts) - 1, 0, -1))
 
     def param_consumers(self, qname: str, position: int | None, keyword: str | None, options: object) -> list | None:
@@ -153,7 +153,7 @@ class ProjectView:
         """The file of the longest module prefix of ``qname`` in the project, and the rest of the name."""
         parts = qname.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            file = module_file(".".join(parts[:i]), self.bases)
+            file = namespace_file(".".join(parts[:i]), self.bases)
             if file is not None:
                 return file, ".".join(parts[i:])
         return None
