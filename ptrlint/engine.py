@@ -26,6 +26,7 @@ from .analysis.source import SourceMap
 from .analysis.facts import ModuleContext
 from .analysis.values import Location, ModuleFacts, collect
 from .cache import Cache
+from .files import display_path
 from .config import DEFAULT_POINTER_NAMES, Config
 from .model import FileError, FileResult, Finding, Fix, Related
 from .names import prefilter_regex, site_regex
@@ -245,15 +246,6 @@ def _related(source: SourceMap, node: object, message: str) -> Related:
     if isinstance(node, Location):  # evidence in another module of the project
         return Related(node.line, node.column, message, display_path(node.path))
     return Related(*source.line_column(source.start(node)), message)  # type: ignore[arg-type]
-
-
-def display_path(path: str) -> str:
-    """As the user would write it: relative to the working directory when below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:

@@ -37,15 +37,18 @@ def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
+def display_path(path: str) -> str:
+    """As the user would write it: relative to the working directory when below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def _display(path: str) -> str:
     """As given, relative to the working directory when possible."""
-    if os.path.isabs(path):
-        try:
-            rel = os.path.relpath(path)
-        except ValueError:
-            return path
-        return path if rel.startswith("..") else rel
-    return os.path.normpath(path)
+    return display_path(path) if os.path.isabs(path) else os.path.normpath(path)
 
 
 def discover(paths: list[str], config: "Config | Callable[[str], Config]", force_exclude: bool | None = None,

@@ -23,6 +23,7 @@ from ..analysis.names import AnalysisOptions
 from ..analysis.source import SourceMap
 from ..analysis.values import Location, ModuleFacts
 from ..config import DEFAULT_EXCLUDE
+from ..files import display_path
 from .imports import imported_modules
 from .layout import module_name, project_files, project_root
 
@@ -83,7 +84,7 @@ class ProjectConsumers:
             node = use.node
             if not isinstance(node, Location):
                 line, column = module.source.line_column(module.source.start(node)) if hasattr(node, "lineno") else (0, 0)
-                node = Location(_shown(module.path), line, column)
+                node = Location(display_path(module.path), line, column)
             out.append(replace(use, node=node))
         return out
 
@@ -185,10 +186,3 @@ def _package_root(own_file: Path, module: str) -> Path:
     return project_root(str(own_file))
 
 
-def _shown(path: str) -> str:
-    """As a user would write it: relative to the working directory when below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel

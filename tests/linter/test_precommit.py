@@ -21,17 +21,22 @@ def _git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.mark.precommit
-@pytest.mark.slow
-def test_precommit_hooks_fail_on_buggy_file_and_fix_it(tmp_path):
+def _pre_commit_and_rev() -> tuple[str, str]:
+    """The pre-commit beside this interpreter (or on PATH) and this checkout's HEAD; skips without them."""
     beside = Path(sys.executable).parent / "pre-commit"
     pre_commit = str(beside) if beside.is_file() else shutil.which("pre-commit")
     if pre_commit is None:
         pytest.skip("pre-commit is not installed")
     try:
-        rev = _git("rev-parse", "HEAD", cwd=REPO)
+        return pre_commit, _git("rev-parse", "HEAD", cwd=REPO)
     except subprocess.CalledProcessError:
         pytest.skip("this checkout has no commit yet")
+
+
+@pytest.mark.precommit
+@pytest.mark.slow
+def test_precommit_hooks_fail_on_buggy_file_and_fix_it(tmp_path):
+    pre_commit, rev = _pre_commit_and_rev()
     project = tmp_path / "project"
     project.mkdir()
     _git("init", "-q", cwd=project)
@@ -74,14 +79,7 @@ def test_hooks_file_offers_both_hooks():
 @pytest.mark.slow
 def test_precommit_hooks_never_touch_excluded_files(tmp_path):
     """pre-commit names every file; the hooks' --force-exclude keeps vendored and git-ignored code out."""
-    beside = Path(sys.executable).parent / "pre-commit"
-    pre_commit = str(beside) if beside.is_file() else shutil.which("pre-commit")
-    if pre_commit is None:
-        pytest.skip("pre-commit is not installed")
-    try:
-        rev = _git("rev-parse", "HEAD", cwd=REPO)
-    except subprocess.CalledProcessError:
-        pytest.skip("this checkout has no commit yet")
+    pre_commit, rev = _pre_commit_and_rev()
     project = tmp_path / "project"
     for rel in ("src/app.py", "vendor/lib.py", "generated/out.py"):
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
