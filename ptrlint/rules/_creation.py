@@ -120,8 +120,8 @@ def _consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evi
     why = describe(decider) if decider is not None else ""
     consumer_evidence = () if decider is None else ((decider.node, f"consumer: {decider.why} ({decider.kind.value})"),)
     if choice.kind is FixKind.UINT64:
-        return Diagnostic(span, message, uint64, True, "Use an unsigned 64-bit dtype (no use needs int64)",
-                          evidence)
+        verb = "Add an explicit" if signed_text is None else "Use an"
+        return Diagnostic(span, message, uint64, True, f"{verb} unsigned 64-bit dtype (no use needs int64)", evidence)
     unsafe_title = f"Use an unsigned 64-bit dtype (unsafe: {why})"
     if choice.kind is FixKind.NONE or creation.library is None:
         if choice.kind is FixKind.BIT_PRESERVING:
