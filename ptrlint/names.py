@@ -118,6 +118,10 @@ CREATION_CALLS: dict[str, tuple[str, int | None, int | None, bool]] = {
     "numpy.empty_like": ("numpy", 1, None, False),
     "numpy.ones_like": ("numpy", 1, None, False),
 }
+# Signed 64-bit dtypes by qualified name: what a bit-preserving `.view(...)` hands on (and a `.dtype` check insists on).
+SIGNED64_DTYPES = frozenset({"torch.int64", "torch.long", "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_"})
+# Last names of explicit signed 64-bit element types a consumer may be given with a table (`cutlass.Int64`, `tl.int64`).
+ELEMENT_TYPE_NAMES = frozenset({"Int64", "int64", "Int64_t", "int64_t"})
 # Calls whose missing dtype means int64 inferred from pointer values (PTR002).
 IMPLICIT_DTYPE_CALLS = frozenset(
     {"torch.tensor", "torch.as_tensor", "torch.asarray", "numpy.array", "numpy.asarray", "numpy.ascontiguousarray"}

@@ -25,7 +25,14 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Iterable
 
-from ..names import PASSTHROUGH_METHODS, UNSAFE_FUNCTIONS, UNSAFE_METHODS, VIEW_ATTRIBUTES, classify_string_dtype
+from ..names import (
+    PASSTHROUGH_METHODS,
+    SIGNED64_DTYPES,
+    UNSAFE_FUNCTIONS,
+    UNSAFE_METHODS,
+    VIEW_ATTRIBUTES,
+    classify_string_dtype,
+)
 from .facts import Creation, FunctionNode, Key, attr_name, dotted, is_slice_subscript, positional
 from .values import Kind, Location, ModuleFacts
 
@@ -99,12 +106,12 @@ def describe(use: Use, path: str | None = None) -> str:
 _SAME_TABLE_METHODS = (PASSTHROUGH_METHODS - {"tolist", "numpy"}) | frozenset({
     "expand", "expand_as", "repeat", "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind",
     "roll", "gather", "take", "masked_select", "index", "__getitem__", "as_strided", "movedim", "swapaxes",
-    "sort", "unique", "cpu", "cuda", "type_as",
+    "sort", "unique", "type_as",
 })
 _READY_METHODS = frozenset({
     "data_ptr", "numel", "size", "dim", "stride", "element_size", "is_contiguous", "nbytes", "untyped_storage",
-    "storage", "get_device", "is_pinned", "eq", "ne", "equal", "copy_", "fill_", "zero_", "__len__", "record_stream",
-    "argsort", "nonzero", "any", "all", "bool", "long", "int", "short", "type", "astype", "numpy", "tobytes",
+    "storage", "get_device", "is_pinned", "eq", "ne", "equal", "__len__", "record_stream",
+    "argsort", "nonzero", "any", "all", "bool", "long", "int", "short", "type", "astype",
     "register", "wait", "synchronize",
 })
 _WRITE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "index_fill_", "masked_fill_", "scatter_",
@@ -155,8 +162,6 @@ _COLLECTIVES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 }
 _COLLECTIVE_KEYWORDS = {"tensor": 0, "tensor_list": 0, "output": 0, "output_tensor": 0, "output_tensor_list": 0,
                         "input": 1, "input_tensor": 1, "input_tensor_list": 1}
-_ELEMENT_TYPE_NAMES = frozenset({"Int64", "int64", "Int64_t", "int64_t"})
-_SIGNED_64 = frozenset({"torch.int64", "torch.long", "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
 
 
@@ -369,7 +374,7 @@ class Consumers:
             compare = self._parent(attribute)
             if isinstance(compare, ast.Compare):
                 others = [compare.left, *compare.comparators]
-                if any(self.c.dtype_qname(o) in _SIGNED_64 for o in others if o is not attribute):
+                if any(self.c.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
                     return [Use(UseKind.INT64, compare, "a `.dtype` check against int64", after)]
             return [Use(UseKind.READY, attribute, "reads the dtype", metadata=True)]
         return [Use(UseKind.READY, attribute, f"reads `.{attr}`", metadata=True)]
@@ -590,10 +595,7 @@ class Consumers:
         return None
 
     def _names_element_type(self, call: ast.Call) -> bool:
-        for arg in (*call.args, *(k.value for k in call.keywords)):
-            if attr_name(arg) in _ELEMENT_TYPE_NAMES and not self.c.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
-                return True
-        return False
+        return self.c.element_type_argument(call) is not None
 
     def _like_uses(self, call: ast.Call, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
         """``torch.empty_like(table)``: a new buffer with the table's dtype; its own uses count too."""

@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 
 from ..names import (
     CREATION_CALLS,
+    ELEMENT_TYPE_NAMES,
     FILL_VALUE_INDEX,
     PASSTHROUGH_METHODS,
     UNSAFE_FUNCTIONS,
@@ -210,7 +211,6 @@ _COLLECTIVES = {
 }
 _RAISES_FUNCTIONS = frozenset({"pytest.raises"})
 _RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
-_ELEMENT_TYPE_NAMES = frozenset({"Int64", "int64", "Int64_t", "int64_t"})  # cutlass.Int64, tl.int64, ...
 _ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift, ast.Pow)
 _AUG_ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift)
 _ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
@@ -881,7 +881,7 @@ class FactCollector:
             self._pending_calls.append((node, self._scope, raising))
             return
         if last is None:  # `kernel[grid](table, tl.int64)`: only the element-type consumer check applies
-            if any(attr_name(a) in _ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords))):
+            if any(attr_name(a) in ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords))):
                 self._pending_calls.append((node, self._scope, raising))
             return
         if last in _CREATION_LAST_NAMES or last in self.options.buffer_factories or last in NEW_METHODS:
@@ -892,7 +892,7 @@ class FactCollector:
             or last in ("int64", "intp", "longlong", "int_", "int32")
             or last in ("all_gather", "all_gather_into_tensor", "_all_gather_base", "broadcast")
             or (isinstance(func, ast.Name) and (func.id[:1].isupper() or func.id == "cls" or bool(node.keywords)))
-            or any(attr_name(a) in _ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords)))
+            or any(attr_name(a) in ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords)))
         ):
             self._pending_calls.append((node, self._scope, raising))
 
@@ -974,16 +974,22 @@ class FactCollector:
                 return
         self._record_constructor_arguments(node)
 
+    def element_type_argument(self, node: ast.Call) -> ast.expr | None:
+        """The signed 64-bit element type a call is given (``f(table, cutlass.Int64)``), if any; numpy's
+        and torch's own ``int64`` dtypes are dtypes, not element types."""
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            if attr_name(arg) in ELEMENT_TYPE_NAMES and not self.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
+                return arg
+        return None
+
     def _record_element_type_args(self, node: ast.Call) -> None:
         """``f(table, cutlass.Int64)``: a consumer that names a signed 64-bit element type insists on int64."""
-        args = [*node.args, *(k.value for k in node.keywords)]
-        for arg in args:
-            if attr_name(arg) in _ELEMENT_TYPE_NAMES and not self.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
-                spelled = dotted(arg) or attr_name(arg)
-                for other in args:
-                    if other is not arg:
-                        self.unsafe_use(other, node, f"passed with `{spelled}`")
-                return
+        element = self.element_type_argument(node)
+        if element is not None:
+            spelled = dotted(element) or attr_name(element)
+            for other in (*node.args, *(k.value for k in node.keywords)):
+                if other is not element:
+                    self.unsafe_use(other, node, f"passed with `{spelled}`")
 
     def _record_creation(self, node: ast.Call, qnames: set[str], scope: LiteScope, raising: bool) -> bool:
         qname = next((q for q in qnames if q in CREATION_CALLS), None)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
 from typing import Iterable, Iterator
 
-from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
+from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
 from .facts import Binding, Creation, FactCollector, FunctionNode, Key, attr_name, dotted, is_slice_subscript, positional
 from .names import NamePatterns
 
@@ -94,7 +94,6 @@ _INDEX_FUNCTIONS = frozenset({
     "torch.bincount", "numpy.bincount", "builtins.range", "builtins.len",
 })
 _SIGNED_WRAP_CTYPES = frozenset({"ctypes.c_int64", "ctypes.c_long", "ctypes.c_longlong", "ctypes.c_ssize_t"})
-_SIGNED_64 = frozenset({"torch.int64", "torch.long", "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_"})
 
 
 class ModuleFacts:
@@ -463,7 +462,7 @@ class ModuleFacts:
             method = func.attr
             if method == "data_ptr" and not call.args and not call.keywords:
                 return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
-            if method == "view" and args and c.dtype_qname(args[0]) in _SIGNED_64:
+            if method == "view" and args and c.dtype_qname(args[0]) in SIGNED64_DTYPES:
                 inner = self.value(func.value)
                 if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
                     return Value(Kind.SEQ, Origin.WRAPPED, _ev(inner.evidence, call, "reinterpreted as int64 here"))
