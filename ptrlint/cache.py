@@ -16,7 +16,7 @@ from . import __version__
 from .model import Finding
 
 if TYPE_CHECKING:
-    from .engine import Settings
+    from .settings import Settings
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

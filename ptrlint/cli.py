@@ -94,9 +94,11 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
 
-    from . import engine, report
+    from . import planner, report
     from .config import ConfigError, ConfigResolver
     from .files import discover
+    from .settings import SelectionError
+    from .sources import decode, unified_diff
     from .rules import ALL_RULES, RULES_BY_CODE
 
     if args.list_rules:
@@ -144,8 +146,8 @@ def _main(argv: list[str]) -> int:
         groups: dict[object, list[str]] = {}
         for f in files:
             groups.setdefault(configs[f], []).append(f)
-        settings_of = {config: _settings(engine, config, args, output, use_stdin) for config in groups}
-    except (ConfigError, engine.SelectionError) as exc:
+        settings_of = {config: _settings(config, args, output, use_stdin) for config in groups}
+    except (ConfigError, SelectionError) as exc:
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
@@ -154,12 +156,12 @@ def _main(argv: list[str]) -> int:
         name = files[0]
         data = sys.stdin.buffer.read()
         try:
-            text, _encoding = engine.decode(data)
+            text, _encoding = decode(data)
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
             print(f"{name}: E999 cannot decode stdin: {exc}", file=sys.stderr)
             return EXIT_ERROR
         settings = next(iter(settings_of.values()))
-        result = engine.process_text(text, name, settings)
+        result = planner.lint_text(text, name, settings)
         results = [result]
         texts[name] = text
         if args.fix and result.error is None:
@@ -169,16 +171,16 @@ def _main(argv: list[str]) -> int:
         else:
             out = sys.stdout
             if args.diff and result.new_text is not None:
-                result.diff = engine.unified_diff(name, text, result.new_text)
+                result.diff = unified_diff(name, text, result.new_text)
     else:
         jobs = args.jobs or os.cpu_count() or 1
         results = []
         for config, group in groups.items():
-            results.extend(engine.run(group, settings_of[config], jobs))
+            results.extend(planner.run(group, settings_of[config], jobs))
         out = sys.stdout
 
     if args.add_noqa:
-        return _add_noqa(engine, results, args, out)
+        return _add_noqa(results, args, out)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = [r.error for r in results if r.error is not None]
@@ -227,17 +229,19 @@ def _main(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
-def _settings(engine, config, args, output: str, use_stdin: bool):  # type: ignore[no-untyped-def]
+def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-untyped-def]
     """One configuration's settings: its selection, with the command line's on top."""
+    from .settings import Settings, expand_selector, select_codes
+
     select = args.select if args.select is not None else list(config.select)
     extend = list(config.extend_select) + (args.extend_select or [])
     ignore = list(config.ignore) + (args.ignore or [])
-    enabled = engine.select_codes(select, extend, ignore)
+    enabled = select_codes(select, extend, ignore)
     for _glob, codes in config.per_file_ignores:
         for code in codes:
-            engine.expand_selector(code)
+            expand_selector(code)
     cache_dir = None if args.no_cache or use_stdin else os.path.join(config.root, ".ptrlint_cache")
-    return engine.Settings(
+    return Settings(
         config=config,
         enabled=enabled,
         fix=args.fix,
@@ -249,16 +253,17 @@ def _settings(engine, config, args, output: str, use_stdin: bool):  # type: igno
     )
 
 
-def _add_noqa(engine, results, args, out) -> int:  # type: ignore[no-untyped-def]
+def _add_noqa(results, args, out) -> int:  # type: ignore[no-untyped-def]
     """Write (or with --diff, show) a ``# noqa`` for every finding; report what could not be added."""
     from . import report
+    from .noqa import add_noqa
 
     added = 0
     errors = [r.error for r in results if r.error is not None]
     for result in results:
         if result.error is not None or not result.findings:
             continue
-        outcome = engine.add_noqa(result.path, result.findings, write=not args.diff)
+        outcome = add_noqa(result.path, result.findings, write=not args.diff)
         added += outcome.added
         if args.diff and outcome.diff:
             out.write(outcome.diff)

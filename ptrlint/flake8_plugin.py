@@ -14,7 +14,8 @@ from typing import Iterator
 
 from . import __version__
 from .config import Config, ConfigError, resolve_config
-from .engine import Settings, process_text, select_codes
+from .planner import lint_text
+from .settings import Settings, select_codes
 from .files import excluded_reason
 
 
@@ -41,7 +42,7 @@ class Flake8Plugin:
         settings = _settings_for(folder)
         if path.is_file() and excluded_reason(str(path), settings.config) is not None:
             return  # excluded by [tool.ptrlint] or ignored by git: as `ptrlint` skips it
-        result = process_text("".join(self.lines), str(path), settings)
+        result = lint_text("".join(self.lines), str(path), settings)
         for finding in result.findings:
             # flake8 columns are 0-based and printed +1, so output matches `ptrlint` exactly
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)

@@ -25,7 +25,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from . import __version__
 from .config import Config, ConfigError, resolve_config
-from .engine import Settings, process_text, render_fixes, select_codes
+from .engine import render_fixes
+from .planner import lint_text
+from .settings import Settings, select_codes
 from .files import excluded_reason
 from .model import Finding
 
@@ -83,7 +85,7 @@ def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | Non
     if os.path.isfile(path) and excluded_reason(path, settings.config) is not None:
         ls.findings[uri] = []  # excluded or git-ignored: as the command line skips it, so does the editor
         return []
-    result = process_text(document.source, path, settings)
+    result = lint_text(document.source, path, settings)
     findings = result.findings if result.error is None else []
     ls.findings[uri] = findings
     ls.texts[uri] = document.source
@@ -248,7 +250,7 @@ def _fix_all(ls: PtrlintServer, uri: str) -> types.CodeAction | None:
         return None
     if os.path.isfile(path) and excluded_reason(path, settings.config) is not None:
         return None
-    result = process_text(document.source, path, settings)
+    result = lint_text(document.source, path, settings)
     if result.error is not None or result.new_text is None or result.new_text == document.source:
         return None
     lines, codec = document.lines, document.position_codec

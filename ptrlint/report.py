@@ -56,7 +56,7 @@ class SourceLines:
                     from .notebook import Notebook
 
                     return Notebook(data.decode("utf-8")).cell_lines(cell)
-                from .engine import decode
+                from .sources import decode
 
                 text = decode(data)[0]
         except (OSError, ValueError, SyntaxError, LookupError):

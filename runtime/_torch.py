@@ -1,4 +1,8 @@
-"""Lazy, explained import of torch and numpy (the runtime extra)."""
+"""Lazy, explained import of torch and numpy (the runtime extra).
+
+The bottom of the runtime: it imports nothing of ours. $PTRLINT_SIMULATE_HIGH_ADDRESSES is
+honoured by the package itself (``ptrlint.runtime.__init__`` loads ``simulate`` when it is set),
+so every part of the runtime sees the mode without a circle through this module."""
 
 from __future__ import annotations
 
@@ -13,7 +17,3 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 __all__ = ["np", "torch"]
 
-
-# $PTRLINT_SIMULATE_HIGH_ADDRESSES takes effect as soon as any part of the runtime loads: the
-# simulate module turns the mode on at the end of its own import.
-from . import simulate as _simulate  # noqa: F401

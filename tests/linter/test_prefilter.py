@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ptrlint.config import Config
-from ptrlint.engine import Settings, prefilter, process_text, select_codes
+from ptrlint.engine import Settings, process_text, select_codes
+from ptrlint.prefilter import prefilter
 
 from ..conftest import CORPUS, REPO
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ptrlint.config import Config
-from ptrlint.engine import Settings, process_file, select_codes
+from ptrlint.engine import Settings, select_codes
+from ptrlint.planner import process_file
 
 from ..conftest import run_cli
 

@@ -1,4 +1,4 @@
-"""The project index: evidence that crosses the modules of a project, to a bounded fixpoint.
+"""The project index run: evidence that crosses the modules of a project, to a bounded fixpoint.
 
 A run lints the files it was given, and reads (never reports) the project modules they need:
 - modules their imports name (``wanted`` by a lookup into a module that has no summary yet);
@@ -21,76 +21,26 @@ from functools import lru_cache
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
+from .. import engine
 from ..analysis.names import analysis_options
 from ..cache import Cache
 from ..model import FileResult
-from .imports import read_imports, imported_bindings, imported_modules
-from .layout import module_file, module_name, project_files, project_root, search_bases
-from .summary import ModuleSummary
-from .view import ProjectView, consulted_changed
-
-if TYPE_CHECKING:
-    from ..engine import Settings
+from ..prefilter import has_evidence, has_site
+from ..project.imports import read_imports, imported_bindings, imported_modules
+from ..project.layout import module_file, module_name, project_files, project_root, search_bases
+from ..project.light import light_summary
+from ..project.link import ModuleLink
+from ..project.summary import ModuleSummary
+from ..project.view import ProjectView, consulted_changed
+from ..settings import Settings
+from ..sources import file_size, read_source
+from .files import lint_file
 
 MAX_ROUNDS = 4
 POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
-def light_summary(text: str, module: str, is_package: bool, path: str,
-                  bindings: dict[str, str] | None = None) -> ModuleSummary:
-    """What a module with no pointer evidence can tell the others, read without parsing: its classes
-    (with dataclass/NamedTuple fields, for positional arguments) and what it re-exports."""
-    summary = ModuleSummary(module, path)
-    for match in _top_level_classes(text):
-        name, bases = match.group(1), match.group(2) or ""
-        line_start = match.start()
-        previous = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1:line_start]
-        fields: list[str] = []
-        if "dataclass" in previous or "NamedTuple" in bases:
-            fields = _body_fields(text, text.find("\n", match.end()) + 1)
-        summary.classes[name] = fields
-    summary.exports = bindings if bindings is not None else imported_bindings(text, module, is_package)
-    summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
-    return summary
-
-
-def _top_level_classes(text: str) -> Iterable[re.Match[str]]:
-    """``class`` statements at column 0 (found with ``str.find``: a regex scan is slower here)."""
-    candidates = [0] if text.startswith("class") else []
-    at = text.find("\nclass")
-    while at != -1:
-        candidates.append(at + 1)
-        at = text.find("\nclass", at + 1)
-    for start in candidates:
-        match = _CLASS.match(text, start)
-        if match is not None:
-            yield match
-
-
-def _body_fields(text: str, at: int) -> list[str]:
-    """The annotated names at the first indentation level of the class body that starts at ``at``."""
-    fields: list[str] = []
-    body_indent = None
-    while 0 < at < len(text):
-        end = text.find("\n", at)
-        body = text[at:] if end == -1 else text[at:end]
-        at = len(text) if end == -1 else end + 1
-        if not body.strip() or body.lstrip().startswith("#"):
-            continue
-        indent = len(body) - len(body.lstrip())
-        if body_indent is None:
-            body_indent = indent
-        if indent < body_indent or indent == 0:
-            break
-        field = _FIELD.match(body)
-        if indent == body_indent and field and "ClassVar" not in body:
-            fields.append(field.group(1))
-    return fields
-
-
-_CLASS = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
-_FIELD = re.compile(r"^[ \t]+(\w+)[ \t]*:(?!=)")
 
 
 @dataclass
@@ -157,31 +107,27 @@ def _init_worker(view: ProjectView) -> None:
     _VIEW = view
 
 
-def _execute(args: tuple[str, "Settings", bool, str | None]) -> FileResult:
+def _execute(args: tuple[str, Settings, bool, str | None]) -> FileResult:
     """One task in a worker: findings and summary (or only the summary) with the worker's view."""
     path, settings, analyse, text = args
-    from ..engine import _lint_file, analyse_module
-
     assert _VIEW is not None
+    link = ModuleLink(_VIEW, path, summary=True)
     if analyse:
-        return _lint_file(path, settings, _VIEW, summary=True, text_override=text)
+        return lint_file(path, settings, link, text_override=text)
     result = FileResult(path=path)
     try:
-        analysis = analyse_module(text or "", path, settings.config, settings.enabled, _VIEW, summary=True,
-                                  only_summary=True)
+        analysis = engine.analyse_module(text or "", path, settings.config, settings.enabled, link, only_summary=True)
         result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
     except Exception:  # noqa: BLE001 - a module we only read and cannot parse tells nothing
         result.consulted = {}
     return result
 
 
-def _classify(path: str, settings: "Settings", texts: dict[str, str]) -> "Task | FileResult":
+def _classify(path: str, settings: Settings, texts: dict[str, str]) -> "Task | FileResult":
     """Read one given file and decide what it needs (in a worker: reading, the prefilter's text
     tests and the import scan are most of a warm run): no task (a plain FileResult), a light
     task (a site but no evidence: summarised from its text), or a task to analyse."""
-    from ..engine import _read, has_evidence, has_site
-
-    read = _read(path)
+    read = read_source(path)
     if isinstance(read, FileResult):
         return read
     real, data, text, _encoding = read
@@ -216,7 +162,7 @@ class ProjectRun:
     3. What read an answer that has changed since runs again, to a bounded fixpoint.
     """
 
-    def __init__(self, paths: Iterable[str], settings: "Settings", jobs: int,
+    def __init__(self, paths: Iterable[str], settings: Settings, jobs: int,
                  texts: dict[str, str] | None = None) -> None:
         self.paths = list(paths)
         self.settings = settings
@@ -231,11 +177,9 @@ class ProjectRun:
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
-        from ..engine import _size
-
         pool = ProcessPoolExecutor(max_workers=self.jobs) if self.jobs > 1 and len(self.paths) >= POOL_MIN_FILES else None
         try:
-            ordered = sorted(self.paths, key=lambda p: -_size(p))
+            ordered = sorted(self.paths, key=lambda p: -file_size(p))
             classify = functools.partial(_classify, settings=self.settings, texts=self.texts)
             records = pool.map(classify, ordered, chunksize=16) if pool is not None else map(classify, ordered)
             for path, record in zip(ordered, records):
@@ -267,17 +211,13 @@ class ProjectRun:
         self._full_view = None
 
     def _load(self, path: str) -> tuple[str, bytes, str] | FileResult:
-        from ..engine import _read
-
-        read = _read(path)
+        read = read_source(path)
         if isinstance(read, FileResult):
             return read
         real, data, text, _encoding = read
         return real, data, self.texts.get(path, self.texts.get(real, text))
 
     def _add_unlinted(self, path: str, real: str) -> Task | None:
-        from ..engine import has_evidence
-
         loaded = self._load(path)
         if isinstance(loaded, FileResult):
             return None
@@ -291,8 +231,6 @@ class ProjectRun:
 
     def _scan_importers(self) -> None:
         """Project files with pointer evidence that import a linted module may write into its classes."""
-        from ..engine import has_evidence
-
         linted = {t.module for t in self.tasks.values() if t.linted and t.module}
         if not linted:
             return
@@ -362,7 +300,7 @@ class ProjectRun:
         for arg, result in zip(args, outputs):
             self._done(by_path[arg[0]], result)
 
-    def _args(self, task: Task) -> tuple[str, "Settings", bool, str | None]:
+    def _args(self, task: Task) -> tuple[str, Settings, bool, str | None]:
         overridden = task.path in self.texts or task.real in self.texts
         return (task.path, self.round_settings, task.analyse, task.text if not task.analyse or overridden else None)
 
@@ -424,8 +362,6 @@ class ProjectRun:
 
     # ----- results ---------------------------------------------------------------------------------
     def _finish(self) -> None:
-        from ..engine import _applicable, _lint_file, render_fixes
-
         final = replace(self.settings, cache_dir=None)
         for task in self.tasks.values():
             if not task.linted:
@@ -434,11 +370,11 @@ class ProjectRun:
             if not task.analyse:
                 result = FileResult(path=task.path)
             self._store(task, result)
-            if final.fixing and any(_applicable(f, final) for f in result.findings):
+            if final.fixing and any(engine.applicable(f, final) for f in result.findings):
                 # fix (or diff) with the final view, in this process: the files with fixes are few
-                result = _lint_file(task.path, final, self.view, text_override=self.texts.get(task.path))
+                result = lint_file(task.path, final, ModuleLink(self.view, task.path), text_override=self.texts.get(task.path))
             elif final.render_edits and any(f.fix is not None for f in result.findings):
-                result = replace(result, findings=render_fixes(task.text or self._reload(task), result.findings))
+                result = replace(result, findings=engine.render_fixes(task.text or self._reload(task), result.findings))
             self.results[task.path] = result
 
     def _reload(self, task: Task) -> str:
@@ -516,11 +452,3 @@ def _uses_any(task: Task, symbols: set[str], modules: set[str]) -> bool:
 
 
 _ATTRIBUTE_USE = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
-
-
-def lint_text(text: str, path: str, settings: "Settings") -> FileResult:
-    """One text (an editor buffer, stdin with a file name) linted with its project's index."""
-    run = ProjectRun([path], replace(settings, cache_dir=settings.cache_dir), 1, texts={path: text,
-                                                                                      os.path.realpath(path): text})
-    results = run.run()
-    return results[0] if results else FileResult(path=path)

@@ -1,0 +1,133 @@
+"""One file on disk: read it, answer from the cache or the prefilter when that is enough, lint it
+through the engine, and write the fix atomically or show it. Notebooks are linted by their code
+cells, with findings reported per cell."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from .. import engine
+from ..cache import Cache
+from ..engine import ProjectLink
+from ..model import FileError, FileResult, Finding
+from ..notebook import Notebook, NotebookError
+from ..prefilter import prefilter
+from ..rewrite.apply import FileChangedError, write_atomic
+from ..settings import Settings
+from ..sources import read_source, unified_diff
+
+
+def quick_result(path: str, settings: Settings) -> FileResult | None:
+    """The answer without parsing, when there is one: read errors, prefiltered files, cache hits."""
+    if path.endswith(".ipynb"):
+        return None  # notebooks: see lint_notebook
+    read = read_source(path)
+    if isinstance(read, FileResult):
+        return read
+    _real, data, text, _encoding = read
+    if settings.prefilter and not prefilter(text, settings.config):
+        return FileResult(path=path)
+    if settings.cache_dir:
+        cached = Cache(settings.cache_dir).get(Cache.key(data, settings), path)
+        if cached is not None and not (settings.fixing and any(engine.applicable(f, settings) for f in cached)):
+            if settings.render_edits:
+                cached = engine.render_fixes(text, cached)
+            return FileResult(path=path, findings=cached)
+    return None
+
+
+def process_file(path: str, settings: Settings) -> FileResult:
+    """Read, lint, and fix or diff one file. Errors become a FileError; never raises."""
+    quick = quick_result(path, settings)
+    return quick if quick is not None else lint_file(path, settings)
+
+
+def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
+              text_override: str | None = None) -> FileResult:
+    """The parsing path of process_file (the caller has tried quick_result already): lint, then
+    write the fix atomically (``--fix``) or show it (``--diff``). ``link``: the file's place in an
+    index run (its results are cached by the run, not here)."""
+    if path.endswith(".ipynb"):
+        return lint_notebook(path, settings)
+    read = read_source(path)
+    if isinstance(read, FileResult):
+        return read
+    real, data, text, encoding = read
+    if text_override is not None:
+        text = text_override
+    result = engine.process_text(text, path, replace(settings, prefilter=False, project_index=link is not None), link)
+    if result.error is None and result.new_text is not None:
+        if settings.diff:
+            result.diff = unified_diff(path, text, result.new_text)
+        if settings.fix:
+            try:
+                write_atomic(real, result.new_text.encode(encoding), data)
+            except FileChangedError as exc:
+                result.error = FileError(path, str(exc))
+            except OSError as exc:
+                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
+    if settings.cache_dir and result.error is None and result.new_text is None and link is None:
+        Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
+    return result
+
+
+def lint_notebook(path: str, settings: Settings) -> FileResult:
+    """A notebook: its code cells analysed as one module (without the project index), findings
+    reported per cell, fixes written back into the cells' JSON strings only."""
+    try:
+        real = os.path.realpath(path)
+        with open(real, "rb") as handle:
+            data = handle.read()
+        notebook = Notebook(data.decode("utf-8"))
+    except OSError as exc:
+        return FileResult(path=path, error=FileError(path, f"cannot read file: {exc.strerror or exc}"))
+    except (UnicodeDecodeError, NotebookError) as exc:
+        return FileResult(path=path, error=FileError(path, str(exc) if isinstance(exc, NotebookError)
+                                                     else f"cannot decode notebook: {exc}"))
+    if not notebook.python or (settings.prefilter and not prefilter(notebook.text, settings.config)):
+        return FileResult(path=path)
+    key = Cache.key(data, settings, "notebook") if settings.cache_dir else ""
+    if key:
+        cached = Cache(settings.cache_dir).get(key, path)  # type: ignore[arg-type]
+        if cached is not None and not (settings.fixing and any(engine.applicable(f, settings) for f in cached)):
+            return FileResult(path=path, findings=cached)
+    result = engine.process_text(notebook.text, path, replace(settings, prefilter=False, project_index=False))
+    if result.error is not None:
+        cell, line = notebook.locate(result.error.line) if result.error.line else (None, 0)
+        message = f"{result.error.message} (cell {cell})" if cell is not None else result.error.message
+        result.error = FileError(path, message, line, result.error.column)
+        return result
+    result.findings = [to_cells(f, notebook) for f in result.findings]
+    if result.new_text is not None:
+        new_raw = notebook.rewritten(result.new_text)
+        result.new_text = new_raw
+        if settings.diff:
+            result.diff = notebook.diff(path, new_raw)
+        if settings.fix:
+            try:
+                write_atomic(real, new_raw.encode("utf-8"), data)
+            except FileChangedError as exc:
+                result.error = FileError(path, str(exc))
+            except OSError as exc:
+                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
+    elif key:
+        Cache(settings.cache_dir).put(key, result.findings)  # type: ignore[arg-type]
+    return result
+
+
+def to_cells(finding: Finding, notebook: object) -> Finding:
+    """A finding on the notebook's joined text, with lines counted within its cell."""
+    locate = notebook.locate  # type: ignore[attr-defined]
+    cell, line = locate(finding.line)
+    _end_cell, end_line = locate(finding.end_line)
+    related = tuple(replace(r, cell=locate(r.line)[0], line=locate(r.line)[1]) if r.path is None else r
+                    for r in finding.related)
+    fix = finding.fix
+    if fix is not None and fix.edits:
+        fix = replace(fix, edits=tuple(
+            replace(e, location=(locate(e.location[0])[1], e.location[1]),
+                    end_location=(locate(e.end_location[0])[1], e.end_location[1]))
+            for e in fix.edits
+        ))
+    return replace(finding, line=line, end_line=end_line, cell=cell, related=related, fix=fix)

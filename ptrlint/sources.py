@@ -1,0 +1,52 @@
+"""Source files in and out: reading and decoding them (BOM, PEP 263 cookie), and showing a change
+as a unified diff. No analysis here; the planner reads, the engine works on text."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import tokenize
+
+from .model import FileError, FileResult
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Source bytes -> (text, encoding); honours a BOM and a PEP 263 coding cookie."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def read_source(path: str) -> tuple[str, bytes, str, str] | FileResult:
+    """(real path, bytes, text, encoding), or a FileResult carrying the error."""
+    try:
+        real = os.path.realpath(path)
+        with open(real, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if os.path.islink(path) and not os.path.exists(path):
+            reason = "broken symbolic link"
+        return FileResult(path=path, error=FileError(path, f"cannot read file: {reason}"))
+    try:
+        text, encoding = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return FileResult(path=path, error=FileError(path, f"cannot decode file: {exc}"))
+    return real, data, text, encoding
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
