@@ -33,7 +33,8 @@ from ..names import (
     VIEW_ATTRIBUTES,
     classify_string_dtype,
 )
-from .facts import Creation, FunctionNode, Key, attr_name, dotted, is_slice_subscript, positional
+from .records import Creation, FunctionNode, Key
+from .syntax import attr_name, dotted, is_slice_subscript, positional
 from .values import Kind, Location, ModuleFacts
 
 MAX_DEPTH = 8
@@ -202,7 +203,7 @@ class Consumers:
                 if key is not None:
                     self._loads.setdefault(self.facts._root(key), []).append(node)  # type: ignore[arg-type]
             elif cls is ast.Call and attr_name(node.func) in names:  # type: ignore[attr-defined]
-                target = c.function_called(node.func)  # type: ignore[attr-defined]
+                target = c.types.function_called(node.func)  # type: ignore[attr-defined]
                 if target is not None:
                     self._callers.setdefault(id(target), []).append(node)  # type: ignore[arg-type]
         self._parents = parents
@@ -374,7 +375,7 @@ class Consumers:
             compare = self._parent(attribute)
             if isinstance(compare, ast.Compare):
                 others = [compare.left, *compare.comparators]
-                if any(self.c.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
+                if any(self.c.types.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
                     return [Use(UseKind.INT64, compare, "a `.dtype` check against int64", after)]
             return [Use(UseKind.READY, attribute, "reads the dtype", metadata=True)]
         return [Use(UseKind.READY, attribute, f"reads `.{attr}`", metadata=True)]
@@ -382,7 +383,7 @@ class Consumers:
     def _method_use(self, call: ast.Call, method: str, numpy: bool, after: bool, depth: int,
                     visited: set[object]) -> list[Use]:
         args = positional(call)
-        if method == "view" and args and (self.c.dtype_qname(args[0]) is not None or self._is_dtype(args[0])):
+        if method == "view" and args and (self.c.types.dtype_qname(args[0]) is not None or self._is_dtype(args[0])):
             return [Use(UseKind.READY, call, "an explicit bit reinterpretation")]
         if method == "numpy":
             return self._context(call, True, after, depth + 1, visited)
@@ -527,10 +528,10 @@ class Consumers:
             return [Use(UseKind.READY, call, "logged")]
         if isinstance(func, ast.Attribute) and func.attr in _TENSOR_ARGUMENT_METHODS and not qnames:
             return [Use(UseKind.READY, call, f"`.{func.attr}()` of another buffer")]
-        target = c.function_called(func)
+        target = c.types.function_called(func)
         if target is not None:
             return self._parameter_uses(target, call, expr, position, keyword, numpy, after, depth, visited)
-        class_id = c.class_of_name(func)
+        class_id = c.types.class_of_name(func)
         if isinstance(class_id, int):  # a module class: the attribute it binds is an alias of the table, and
             # the instance carries the table wherever it goes (`from_dlpack(Wrapper(table))`)
             return [Use(UseKind.READY, call, "stored in an instance of a module class"),
@@ -542,7 +543,7 @@ class Consumers:
             if any(q.startswith("numpy.") for q in qnames) or numpy:
                 return [Use(UseKind.READY, call, f"`{spelled}()`")]
             return [Use(UseKind.INT64, call, f"`{spelled}()`, which ptrlint does not know to work on uint64", after)]
-        external = c.external_callee(func) if self.view is not None else None
+        external = c.types.external_callee(func) if self.view is not None else None
         if external is not None and self._is_project(external):
             found = self.view.param_consumers(external, position, keyword, self.facts.options)  # type: ignore[union-attr]
             if found is not None:
@@ -595,7 +596,7 @@ class Consumers:
         return None
 
     def _names_element_type(self, call: ast.Call) -> bool:
-        return self.c.element_type_argument(call) is not None
+        return self.c.types.element_type_argument(call) is not None
 
     def _like_uses(self, call: ast.Call, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
         """``torch.empty_like(table)``: a new buffer with the table's dtype; its own uses count too."""

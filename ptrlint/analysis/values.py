@@ -30,7 +30,10 @@ from enum import Enum, IntEnum
 from typing import Iterable, Iterator
 
 from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
-from .facts import Binding, Creation, FactCollector, FunctionNode, Key, attr_name, dotted, is_slice_subscript, positional
+from .facts import FactCollector
+from .model import SemanticModel
+from .records import Binding, Creation, FunctionNode, Key
+from .syntax import attr_name, dotted, is_slice_subscript, positional
 from .names import NamePatterns
 
 Evidence = tuple[tuple["ast.AST | Location", str], ...]
@@ -99,12 +102,12 @@ _SIGNED_WRAP_CTYPES = frozenset({"ctypes.c_int64", "ctypes.c_long", "ctypes.c_lo
 class ModuleFacts:
     """Queries over one module's facts. Results are memoised per alias class and per expression."""
 
-    def __init__(self, collector: FactCollector) -> None:
-        self.c = collector
-        self.view = collector.view  # the project index's view of the other modules, or None
-        self.options = collector.options
-        self.names = collector.options.names
-        self.groups = collector.uf.members()
+    def __init__(self, model: SemanticModel) -> None:
+        self.c = model
+        self.view = model.view  # the project index's view of the other modules, or None
+        self.options = model.options
+        self.names = model.options.names
+        self.groups = model.uf.members()
         self._class_memo: dict[tuple[Key, bool], Value | None] = {}
         self._expr_memo: dict[int, Value | None] = {}
         self._in_progress: set[tuple] = set()
@@ -119,13 +122,13 @@ class ModuleFacts:
         # memo, class memo); a function's returns are evaluated once per signature of its arguments
         self._bound: list[tuple[dict[Key, Value | None], dict, dict]] = []
         self._return_memo: dict[tuple, Value | None] = {}
-        for creation in collector.creations:
-            target = collector.targets.get(id(creation.call))
+        for creation in model.creations:
+            target = model.targets.get(id(creation.call))
             if target is not None:
                 creation.target_name, creation.target_node = target
         self._locations: dict[Key, list[Key]] = {}  # creation -> roots of the names/attributes it was stored in
         self._stored: dict[Key, list[Key]] = {}  # location root -> creations stored in it
-        for location, creation_key in collector.flows:
+        for location, creation_key in model.flows:
             root = self._root(location)
             if root not in self._locations.setdefault(creation_key, []):
                 self._locations[creation_key].append(root)
@@ -139,11 +142,11 @@ class ModuleFacts:
         passes: dict[Key, list[tuple[FunctionNode, str, ast.Call]]] = {}
         names = {n[2] for n in c.functions} | {m for methods in c.class_methods.values() for m in methods}
         for call in c.calls:
-            target = c.function_called(call.func) if attr_name(call.func) in names else None
+            target = c.types.function_called(call.func) if attr_name(call.func) in names else None
             if target is not None:
                 pairs = self._bind_arguments(target, call)
             elif self.view is not None:
-                external = c.external_callee(call.func)
+                external = c.types.external_callee(call.func)
                 found = self.view.param_writes(external) if external else None  # type: ignore[attr-defined]
                 if found is None:
                     continue
@@ -462,7 +465,7 @@ class ModuleFacts:
             method = func.attr
             if method == "data_ptr" and not call.args and not call.keywords:
                 return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
-            if method == "view" and args and c.dtype_qname(args[0]) in SIGNED64_DTYPES:
+            if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
                 inner = self.value(func.value)
                 if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
                     return Value(Kind.SEQ, Origin.WRAPPED, _ev(inner.evidence, call, "reinterpreted as int64 here"))
@@ -506,11 +509,11 @@ class ModuleFacts:
         creation = c.creation_by_id.get(id(call))
         if creation is not None:
             return self.holding(creation)
-        target = c.function_called(func)
+        target = c.types.function_called(func)
         if target is not None:
             return self._returned_value(target, call)
         if self.view is not None:
-            external = c.external_callee(func)
+            external = c.types.external_callee(func)
             value = self.view.function(external) if external else None  # type: ignore[attr-defined]
             if value is not None:
                 return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
@@ -620,7 +623,7 @@ class ModuleFacts:
                 for location in self._locations.get(key, []):  # written through the names it was stored in
                     yield from self.contributions(location, writes_only=True)
             if key[0] == "a" and self.view is not None:
-                qualname = c.class_qualname(key[1])
+                qualname = c.types.class_qualname(key[1])
                 if isinstance(key[1], str):  # an attribute of a class of another module: its summary
                     if not writes_only:
                         yield self.view.attribute(key[1], key[2]), False  # type: ignore[attr-defined]
@@ -648,7 +651,7 @@ class ModuleFacts:
         c = self.c
         if binding.how == "telem":
             assert isinstance(binding.expr, ast.Call)
-            target = c.function_called(binding.expr.func)
+            target = c.types.function_called(binding.expr.func)
             return self._returned_value(target, binding.expr, binding.index) if target is not None else None
         if binding.how == "index":
             return INDEX_SCALAR
@@ -735,12 +738,12 @@ class ModuleFacts:
             qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
             dtype = next((k.value for k in expr.keywords if k.arg == "dtype"), None)
             if qnames & {"numpy.arange", "numpy.indices"}:
-                return dtype is None or c.dtype_qname(dtype) is not None
+                return dtype is None or c.types.dtype_qname(dtype) is not None
             creation = c.creation_by_id.get(id(expr))
             if creation is not None:
-                return creation.library == "numpy" and creation.dtype is not None and c.dtype_qname(creation.dtype) is not None
+                return creation.library == "numpy" and creation.dtype is not None and c.types.dtype_qname(creation.dtype) is not None
             if isinstance(func, ast.Attribute) and func.attr == "astype" and expr.args:
-                return c.dtype_qname(expr.args[0]) is not None
+                return c.types.dtype_qname(expr.args[0]) is not None
             return False
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Add, ast.Sub, ast.FloorDiv)):
             return self.is_signed_numpy_array(expr.left, depth + 1) or self.is_signed_numpy_array(expr.right, depth + 1)
@@ -847,6 +850,4 @@ def _ev(evidence: Evidence, node: ast.AST, message: str) -> Evidence:
 
 
 def collect(module: ast.Module, options, context=None) -> ModuleFacts:  # type: ignore[no-untyped-def]
-    collector = FactCollector(options, context)
-    collector.run(module)
-    return ModuleFacts(collector)
+    return ModuleFacts(FactCollector(options, context).run(module))

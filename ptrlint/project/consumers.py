@@ -18,7 +18,8 @@ from typing import Callable
 
 from ..analysis.consumers import Consumers, Use
 from ..analysis.device import parse_host
-from ..analysis.facts import FactCollector, ModuleContext
+from ..analysis.facts import FactCollector
+from ..analysis.records import ModuleContext
 from ..analysis.names import AnalysisOptions
 from ..analysis.source import SourceMap
 from ..analysis.values import Location, ModuleFacts
@@ -71,9 +72,7 @@ class ProjectConsumers:
         tree = _parse(text) if text is not None else None
         if tree is not None:
             name, is_package = module_name(path)
-            collector = FactCollector(options, ModuleContext(name, is_package, None))
-            collector.run(tree)
-            facts = ModuleFacts(collector)
+            facts = ModuleFacts(FactCollector(options, ModuleContext(name, is_package, None)).run(tree))
             found = _Module(path, tree, facts, SourceMap(text or ""), Consumers(tree, facts, module_name=name, path=path))
         self._modules[key] = found
         return found

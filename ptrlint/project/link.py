@@ -1,6 +1,6 @@
 """One module's link to the project index: what the planner lends the engine for one analysis.
 
-The engine asks it for a fresh :class:`~ptrlint.analysis.facts.ModuleContext` (the module's dotted
+The engine asks it for a fresh :class:`~ptrlint.analysis.records.ModuleContext` (the module's dotted
 name and a view of the other modules) and hands back the finished facts, from which it keeps the
 index's share: the module's summary, the answers it consulted and the modules it asked for.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..analysis.facts import ModuleContext
+from ..analysis.records import ModuleContext
 from ..analysis.source import SourceMap
 from ..analysis.values import ModuleFacts
 from .layout import module_name, search_bases

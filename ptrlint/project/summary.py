@@ -122,7 +122,7 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
         qualname = c.class_qualnames.get(class_id)
         if qualname is None:
             continue
-        out.classes[qualname] = c.class_fields(class_id)
+        out.classes[qualname] = c.types.class_fields(class_id)
         if wanted(qualname):
             for name, method in c.class_methods.get(class_id, {}).items():
                 _summarise_function(facts, method, f"{qualname}.{name}", out, keep)

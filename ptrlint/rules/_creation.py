@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..analysis.consumers import FixKind, describe
-from ..analysis.facts import Creation
+from ..analysis.records import Creation
 from ..analysis.values import Origin, Value
 from ..fixes import append_keyword, replace_dtype, spell
 from ..model import Intent

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterable
 
 from ..analysis.consumers import Consumers, FixChoice, choose_fix
-from ..analysis.facts import Creation
+from ..analysis.records import Creation
 from ..analysis.source import SourceMap, Span
 from ..analysis.values import Evidence, ModuleFacts
 from ..config import Config

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator
 
-from ..analysis.facts import CtypesCall
+from ..analysis.records import CtypesCall
 from ..analysis.values import Kind
 from ..fixes import import_name_intents
 from ..model import Intent

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import ast
 
-from ..analysis.facts import ScalarWrite
+from ..analysis.records import ScalarWrite
 from ..analysis.values import Kind
 from ..fixes import module_alias
 from ..model import Intent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator
 
-from ..analysis.facts import Cast
+from ..analysis.records import Cast
 from ..fixes import replace_dtype, replace_method_call, spell
 from ..model import Intent
 from .base import Diagnostic, Invalid, Rule, RuleContext

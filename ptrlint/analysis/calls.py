@@ -1,0 +1,153 @@
+"""Call classification, after the traversal (a call's meaning depends on the module's imports):
+creation calls and configured buffer factories, casts, numpy scalar casts, ctypes wrappers,
+collectives, element-type arguments and constructor arguments that bind instance attributes."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..names import CREATION_CALLS, FILL_VALUE_INDEX, UNSAFE_FUNCTIONS
+from .records import Binding, Cast, Creation, CtypesCall, Key
+from .scopes import LiteScope
+from .syntax import CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, dotted, keyword, positional
+
+if TYPE_CHECKING:
+    from .model import SemanticModel
+
+
+class CallClassifier:
+    def __init__(self, model: "SemanticModel") -> None:
+        self.m = model
+
+    def classify(self, node: ast.Call, scope: LiteScope, raising: bool) -> None:
+        func = node.func
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        args = positional(node)
+        if receiver is not None and method in CAST_METHODS:
+            self.record_cast(node, method, receiver, args, scope, raising)
+            return
+        qnames = self.m.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        for qname in qnames:
+            if qname in UNSAFE_FUNCTIONS:
+                for arg in args[:2]:
+                    self.m.unsafe_use(arg, node, f"{qname.rpartition('.')[2]}()")
+                break
+        self.record_element_type_args(node)
+        if id(node) in self.m.creation_by_id:
+            return
+        if qnames & NUMPY_SCALAR_CASTS and args:
+            qname = next(iter(qnames & NUMPY_SCALAR_CASTS))
+            self.m.casts.append(Cast(node, args[0], func, None, qname, scope, raising))
+            return
+        for qname in qnames:
+            module, _, name = qname.rpartition(".")
+            if module == "ctypes" and name.startswith("c_") and args:
+                self.m.ctypes_calls.append(CtypesCall(node, name, args[0], scope, id(node) in self.m.valued_calls, raising))
+                return
+            collective = COLLECTIVES.get(qname)
+            if collective is not None and len(args) >= 1:
+                source = args[1] if len(args) >= 2 else (keyword(node, "tensor").value if keyword(node, "tensor") else None)
+                if collective == "all_gather" and source is not None:
+                    self.m.gathers.append(("all_gather", args[0], source, node))
+                elif collective == "into" and source is not None:
+                    self.m.add(self.m.stores, self.m.alias_key(args[0]), Binding("seq", source, node))
+                return
+        self.record_constructor_arguments(node)
+
+    def record_element_type_args(self, node: ast.Call) -> None:
+        """``f(table, cutlass.Int64)``: a consumer that names a signed 64-bit element type insists on int64."""
+        element = self.m.types.element_type_argument(node)
+        if element is not None:
+            spelled = dotted(element) or attr_name(element)
+            for other in (*node.args, *(k.value for k in node.keywords)):
+                if other is not element:
+                    self.m.unsafe_use(other, node, f"passed with `{spelled}`")
+
+    def record_creation(self, node: ast.Call, qnames: set[str], scope: LiteScope, raising: bool) -> bool:
+        qname = next((q for q in qnames if q in CREATION_CALLS), None)
+        spec = CREATION_CALLS[qname] if qname is not None else None
+        func = node.func
+        last = attr_name(func)
+        new_method = spec is None and isinstance(func, ast.Attribute) and last in NEW_METHODS
+        is_factory = spec is None and not new_method and last is not None and last in self.m.options.buffer_factories
+        if spec is None and not is_factory and not new_method:
+            return False
+        dtype_kw = keyword(node, "dtype")
+        args = positional(node)
+        dtype: ast.expr | None = dtype_kw.value if dtype_kw is not None else None
+        data = fill = like = None
+        library: str | None = None
+        if spec is not None:
+            library, dtype_index, data_index, _inferred = spec
+            if dtype is None and dtype_index is not None and len(args) > dtype_index:
+                dtype = args[dtype_index]
+            if data_index is not None and len(args) > data_index:
+                data = args[data_index]
+            fill_index = FILL_VALUE_INDEX.get(qname or "")
+            if fill_index is not None and len(args) > fill_index:
+                fill = args[fill_index]
+            if qname and qname.endswith("_like"):
+                like = args[0] if args else next((k.value for k in node.keywords if k.arg in LIKE_SOURCE_KEYWORDS), None)
+        elif new_method:
+            assert isinstance(func, ast.Attribute)
+            library, like = "torch", func.value
+            qname = f"torch.Tensor.{last}"
+            if last == "new_tensor" and args:
+                data = args[0]
+            elif last == "new_full" and len(args) > 1:
+                fill = args[1]
+        creation = Creation(
+            call=node,
+            qname=qname or f"factory:{last}",
+            library=library,
+            dtype=dtype,
+            has_dtype_slot=not any(kw.arg is None for kw in node.keywords),
+            data=data,
+            fill=fill,
+            scope=scope,
+            like_source=like,
+            in_raises=raising,
+        )
+        self.m.creations.append(creation)
+        self.m.creation_by_id[id(node)] = creation
+        self.m.uf.find(creation.key)
+        return True
+
+    def record_cast(self, node: ast.Call, method: str | None, receiver: ast.expr, args: list[ast.expr],
+                     scope: LiteScope, raising: bool) -> None:
+        if method in ("long", "int", "short"):
+            if not node.args and not node.keywords:
+                names = {"long": "torch.int64", "int": "torch.int32", "short": "torch.int16"}
+                if method != "long":
+                    self.m.narrowed.add(id(receiver))
+                self.m.casts.append(Cast(node, receiver, None, method, names[method], scope, raising))
+            return
+        dtype_kw = keyword(node, "dtype")
+        dtype = dtype_kw.value if dtype_kw is not None else (args[0] if args else None)
+        if dtype is None:
+            return
+        if self.m.types.narrow_dtype(dtype):
+            self.m.narrowed.add(id(receiver))  # `torch.tensor(xs).to(torch.uint16)`: data, whatever its name
+        qname = self.m.types.dtype_qname(dtype)
+        if qname:
+            self.m.casts.append(Cast(node, receiver, dtype, method, qname, scope, raising))
+
+    def record_constructor_arguments(self, node: ast.Call) -> None:
+        """``cls(src_ptrs=x)`` in a classmethod, ``Cls(x=...)`` or, for NamedTuples and dataclasses, ``Cls(x, y)``
+        bind the instance's attributes; a field's name is then name evidence for the argument's creation."""
+        class_id = self.m.types.class_of_name(node.func)
+        if class_id is None:
+            return
+        bound: list[tuple[str, ast.expr, ast.AST]] = [(kw.arg, kw.value, kw) for kw in node.keywords if kw.arg]
+        if node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+            fields = self.m.types.class_fields(class_id)
+            bound += [(name, arg, arg) for name, arg in zip(fields, node.args)]
+        for name, value, where in bound:
+            attr_key: Key = ("a", class_id, name)
+            self.m.add(self.m.bindings, attr_key, Binding("expr", value, where))
+            self.m.link(attr_key, self.m.alias_key(value))
+            if isinstance(where, ast.expr):  # a positional argument: the field names it
+                self.m.mark_target(value, where, name)
+

@@ -1,0 +1,117 @@
+"""Per-expression collection: what each expression kind records into the semantic model (the
+traversal and dispatch are :mod:`.facts`')."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..names import ELEMENT_TYPE_NAMES, UNSAFE_METHODS
+from .records import Binding, ScalarWrite
+from .syntax import (ARITHMETIC, CAST_METHODS, CREATION_LAST_NAMES, NEW_METHODS, ORDERING, UNSAFE_FUNCTION_LAST_NAMES,
+                     attr_name, positional)
+
+if TYPE_CHECKING:
+    from .facts import FactCollector
+
+
+def visit_Name(c: "FactCollector", node: ast.Name) -> None:
+    c.m.node_scope[id(node)] = c.m.scope
+
+
+def visit_Lambda(c: "FactCollector", node: ast.Lambda) -> None:
+    scope = c.m.push("function")
+    for param in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+        scope.bind(param.arg)
+
+
+def visit_comprehension_scope(c: "FactCollector", node: ast.AST) -> None:
+    c.m.push("comprehension")
+
+
+def visit_NamedExpr(c: "FactCollector", node: ast.NamedExpr) -> None:
+    scope = c.m.scope
+    while scope.kind == "comprehension" and scope.parent is not None:
+        scope = scope.parent  # a walrus in a comprehension binds in the enclosing scope
+    scope.bind(node.target.id)
+    c.m.bind(node.target, Binding("expr", node.value, node))
+
+
+def visit_comprehension(c: "FactCollector", node: ast.comprehension) -> None:
+    c.m.bind_target(node.target)
+    c.m.bind(node.target, Binding("elem", node.iter, node.target))
+
+
+def visit_Attribute(c: "FactCollector", node: ast.Attribute) -> None:
+    if node.attr == "value" and node.value.__class__ is ast.Call:
+        c.m.valued_calls.add(id(node.value))
+
+
+def visit_BinOp(c: "FactCollector", node: ast.BinOp) -> None:
+    if isinstance(node.op, ARITHMETIC):
+        c.m.unsafe_use(node.left, node, "arithmetic")
+        c.m.unsafe_use(node.right, node, "arithmetic")
+    if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        c.m.binops.append(node)
+
+
+def visit_Compare(c: "FactCollector", node: ast.Compare) -> None:
+    if any(isinstance(op, ORDERING) for op in node.ops):
+        c.m.unsafe_use(node.left, node, "ordering comparison")
+        for comparator in node.comparators:
+            c.m.unsafe_use(comparator, node, "ordering comparison")
+    operands = [node.left, *node.comparators]
+    for operand in operands:  # `table.dtype != torch.int64`: the consumer insists on int64
+        if isinstance(operand, ast.Attribute) and operand.attr == "dtype":
+            c.dtype_checks.append((operand.value, [o for o in operands if o is not operand], node))
+
+
+def visit_keyword(c: "FactCollector", node: ast.keyword) -> None:
+    if node.arg is not None and node.arg != "dtype":
+        c.m.mark_target(node.value, node, node.arg)
+
+
+def visit_Call(c: "FactCollector", node: ast.Call) -> None:
+    func = node.func
+    method = func.attr if isinstance(func, ast.Attribute) else None
+    last = attr_name(func)
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    args = positional(node)
+
+    if receiver is not None and method in ("append", "extend", "insert", "add"):
+        if args:
+            how = "elem-of" if method == "extend" else "expr"
+            c.m.add(c.m.adds, c.m.key_of(receiver), Binding(how, args[-1], node))
+    if receiver is not None and method == "copy_" and args:
+        c.m.add(c.m.stores, c.m.alias_key(receiver), Binding("seq", args[0], node))
+    if receiver is not None and method == "fill_" and args:
+        c.m.add(c.m.stores, c.m.alias_key(receiver), Binding("expr", args[0], node))
+        c.m.scalar_writes.append(ScalarWrite(func, receiver, args[0], "fill_"))
+    if receiver is not None and method in UNSAFE_METHODS:
+        c.m.unsafe_use(receiver, node, f".{method}()")
+    if node.args or node.keywords:
+        c.m.calls.append(node)
+    raising = c.raises > 0
+    if receiver is not None and method in CAST_METHODS:
+        c.pending_calls.append((node, c.m.scope, raising))
+        return
+    if last is None:  # `kernel[grid](table, tl.int64)`: only the element-type consumer check applies
+        if any(attr_name(a) in ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords))):
+            c.pending_calls.append((node, c.m.scope, raising))
+        return
+    if last in CREATION_LAST_NAMES or last in c.m.options.buffer_factories or last in NEW_METHODS:
+        c.pending_calls.append((node, c.m.scope, raising))
+    elif (
+        last in UNSAFE_FUNCTION_LAST_NAMES
+        or last.startswith("c_")
+        or last in ("int64", "intp", "longlong", "int_", "int32")
+        or last in ("all_gather", "all_gather_into_tensor", "_all_gather_base", "broadcast")
+        or (isinstance(func, ast.Name) and (func.id[:1].isupper() or func.id == "cls" or bool(node.keywords)))
+        or any(attr_name(a) in ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords)))
+    ):
+        c.pending_calls.append((node, c.m.scope, raising))
+
+
+def leave_scope(c: "FactCollector", node: ast.AST) -> None:
+    """Leaving a lambda or a comprehension: back to the enclosing scope."""
+    c.m.pop()

@@ -1,0 +1,115 @@
+"""The records the one traversal produces: small data types that the later stages read.
+
+A :class:`Key` names a storage location: a local/global name in its scope, a ``self`` attribute of
+a class (all methods share it), an attribute of another object, or a creation call itself. Keys
+that alias one buffer are merged with :class:`UnionFind`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .scopes import LiteScope
+
+Key = tuple  # ("n", scope_id, name) | ("a", class_id, attr) | ("o", base_key, attr) | ("c", call_id) | ("r", ...) provisional
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass
+class Creation:
+    """A tensor/array creation call (or configured buffer factory)."""
+
+    call: ast.Call
+    qname: str  # "torch.zeros", "numpy.array", or "factory:make_buffer"
+    library: str | None  # "torch", "numpy", or None for factories (decided by the dtype)
+    dtype: ast.expr | None
+    has_dtype_slot: bool  # False when **kwargs might carry a dtype
+    data: ast.expr | None
+    fill: ast.expr | None
+    scope: LiteScope | None
+    target_name: str | None = None
+    target_node: ast.AST | None = None
+    like_source: ast.expr | None = None  # `empty_like(src)`, `src.new_zeros(n)`: the dtype comes from `src`
+    in_raises: bool = False  # inside `with pytest.raises(...)`: a deliberate failure, not a finding
+
+    @property
+    def key(self) -> Key:
+        return ("c", id(self.call))
+
+
+@dataclass
+class Cast:
+    """A value conversion: ``x.long()``, ``x.to(torch.int64)``, ``x.astype(np.int64)``, ``np.int64(x)``."""
+
+    call: ast.Call
+    operand: ast.expr
+    dtype: ast.expr | None  # None for .long()/.int()
+    method: str | None  # "long", "to", "type", "astype" or None for the function form
+    dtype_qname: str
+    scope: LiteScope | None
+    in_raises: bool = False
+
+
+@dataclass
+class CtypesCall:
+    call: ast.Call
+    ctype: str  # "c_long"
+    arg: ast.expr
+    scope: LiteScope | None
+    valued: bool = False  # `c_int64(p).value`: a deliberate signed reinterpretation, not a kept object
+    in_raises: bool = False
+
+
+@dataclass
+class ScalarWrite:
+    """``T[i] = v`` or ``T.fill_(v)``; PTR005 candidates."""
+
+    node: ast.AST  # the Assign statement or the fill_ Call
+    tensor: ast.expr  # T
+    value: ast.expr
+    how: str  # "setitem" | "fill_"
+    in_raises: bool = False
+
+
+@dataclass
+class Binding:
+    how: str  # "expr" | "elem" (an element of expr) | "index" (a loop counter) | "telem" (item `index` of the
+    #           tuple a call returns) | "elem-of" (extend) | "seq" (copy_)
+    expr: ast.expr
+    node: ast.AST
+    index: int = -1
+
+
+class UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[Key, Key] = {}
+
+    def find(self, key: Key) -> Key:
+        parent = self.parent.setdefault(key, key)
+        if parent == key:
+            return key
+        root = self.find(parent)
+        self.parent[key] = root
+        return root
+
+    def union(self, a: Key, b: Key) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def members(self) -> dict[Key, list[Key]]:
+        groups: dict[Key, list[Key]] = {}
+        for key in list(self.parent):
+            groups.setdefault(self.find(key), []).append(key)
+        return groups
+
+
+@dataclass
+class ModuleContext:
+    """Where the module lives: its dotted name (for relative imports and the names of its classes)
+    and, through the project index, what its imports tell about pointer values (or None)."""
+
+    module: str = ""
+    is_package: bool = False
+    view: object | None = None  # project.view.ProjectView

@@ -1,0 +1,95 @@
+"""Small helpers over ast shapes, and the call-name tables the collection and the call
+classification share. Pure functions of a node; no state."""
+
+from __future__ import annotations
+
+import ast
+
+from ..names import CREATION_CALLS, UNSAFE_FUNCTIONS
+
+
+def attr_name(node: ast.AST) -> str | None:
+    """The last name of a Name or Attribute (``torch.zeros`` -> "zeros")."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
+def string_value(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def is_slice_subscript(node: ast.Subscript) -> bool:
+    index = node.slice
+    if isinstance(index, ast.Slice):
+        return True
+    return isinstance(index, ast.Tuple) and bool(index.elts) and all(isinstance(e, ast.Slice) for e in index.elts)
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def positional(call: ast.Call) -> list[ast.expr]:
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
+
+
+def unstarred(node: ast.expr) -> ast.expr:
+    return node.value if isinstance(node, ast.Starred) else node
+
+
+def dotted(node: ast.AST) -> str:
+    """``a.b.c`` as text for Name/Attribute chains; "" otherwise."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def raw_view_of(call: ast.Call) -> ast.expr | None:
+    """``ctypes.cast(buf.data_ptr(), POINTER(c_int64))`` is a raw view of ``buf``: writes through it land in ``buf``."""
+    if attr_name(call.func) != "cast" or not call.args:
+        return None
+    first = call.args[0]
+    if (
+        isinstance(first, ast.Call)
+        and isinstance(first.func, ast.Attribute)
+        and first.func.attr == "data_ptr"
+        and not first.args
+        and not first.keywords
+    ):
+        return first.func.value
+    return None
+
+
+CREATION_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in CREATION_CALLS)
+UNSAFE_FUNCTION_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in UNSAFE_FUNCTIONS)
+NUMPY_SCALAR_CASTS = frozenset({"numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32"})
+SIGNED_DTYPE_QNAMES = frozenset({
+    "torch.int64", "torch.long", "torch.int32", "torch.int", "torch.int16", "torch.short",
+    "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32", "builtins.int",
+})
+SIGNED_DTYPE_STRINGS = {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
+                         "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}
+CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_full", "new_ones", "new_tensor"})  # dtype of the receiver
+LIKE_SOURCE_KEYWORDS = ("input", "a", "prototype")
+COLLECTIVES = {
+    "torch.distributed.all_gather": "all_gather",  # (out_list, t): every element of out_list gets t's values
+    "torch.distributed.all_gather_into_tensor": "into",  # (out, t)
+    "torch.distributed._all_gather_base": "into",
+    "torch.distributed.broadcast": "broadcast",  # (t, src): t keeps the root's values
+}
+RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
+ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift, ast.Pow)
+AUG_ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift)
+ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)

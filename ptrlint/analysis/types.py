@@ -1,0 +1,225 @@
+"""Types: which module class an expression's value is an instance of, which function a call
+reaches, and which dtype a dtype expression names. Queries over the semantic model, memoised in
+``model.type_memo`` once the traversal has settled the keys."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..names import DtypeClass, ELEMENT_TYPE_NAMES, classify_qualified_dtype, classify_string_dtype
+from .records import FunctionNode, Key
+from .syntax import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, attr_name, dotted, string_value
+
+if TYPE_CHECKING:
+    from .model import SemanticModel
+
+
+class TypeResolver:
+    def __init__(self, model: "SemanticModel") -> None:
+        self.m = model
+
+    def type_of(self, key: Key) -> int | str | None:
+        """The module class whose instance ``key`` holds, from an annotation or a constructor/factory binding."""
+        types = self.m.type_memo
+        if types is None:
+            return None
+        if key in types:
+            return types[key]
+        types[key] = None  # a cycle resolves to "unknown"
+        found = self.m.self_params.get(key)
+        if found is None:
+            for annotation in self.m.annotations.get(key, []):
+                found = self.class_of_annotation(annotation)
+                if found is not None:
+                    break
+        if found is None:
+            for binding in self.m.bindings.get(key, []):
+                if binding.how == "expr":
+                    found = self.class_of_expr(binding.expr)
+                elif binding.how == "elem" and isinstance(binding.expr, (ast.Name, ast.Attribute)):
+                    source = self.m.key_of(binding.expr)  # `for r in regions` with `regions: list[Region]`
+                    for annotation in self.m.annotations.get(source, []) if source is not None else []:
+                        found = self.element_class(annotation)
+                        if found is not None:
+                            break
+                if found is not None:
+                    break
+        types[key] = found
+        return found
+
+    def class_of_name(self, node: ast.AST) -> int | str | None:
+        """The class a name refers to: a class of this module (``Cls``, ``cls`` in a classmethod; its
+        id) or, through the project index, a class of another module (``addresses.Region``; its
+        qualified name)."""
+        if isinstance(node, ast.Name):
+            key = self.m.name_key(node)
+            found = self.m.class_names.get(key) or self.m.cls_params.get(key)
+            if found is not None:
+                return found
+        elif not isinstance(node, ast.Attribute):
+            return None
+        if self.m.view is not None:
+            # an imported CamelCase name (`Region`, `addresses.Region`) is taken as the class it names; what
+            # the project says about it (attributes, methods, writes into it) comes from the summaries
+            for qname in self.m.qualified_names(node):
+                last = qname.rpartition(".")[2]
+                if last[:1].isupper() and not qname.startswith(("builtins.", "typing.")):
+                    return qname
+        return None
+
+    def class_qualname(self, class_id: int | str) -> str | None:
+        """The qualified name of a class (``pkg.mod.Cls``) as other modules spell it."""
+        if isinstance(class_id, str):
+            return class_id
+        local = self.m.class_qualnames.get(class_id)
+        if local is None or not self.m.context.module:
+            return None
+        return f"{self.m.context.module}.{local}"
+
+    def class_of_annotation(self, annotation: ast.AST) -> int | str | None:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, (ast.Name, ast.Attribute)):
+            return self.class_of_name(annotation)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # Cls | None
+            return self.class_of_annotation(annotation.left) or self.class_of_annotation(annotation.right)
+        if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in ("Optional", "Union"):
+            inner = annotation.slice
+            for item in inner.elts if isinstance(inner, ast.Tuple) else [inner]:
+                found = self.class_of_annotation(item)
+                if found is not None:
+                    return found
+        return None
+
+    def element_class(self, annotation: ast.AST) -> int | str | None:
+        """``list[Cls]``, ``Sequence[Cls]``, ``tuple[Cls, ...]``: the class of the elements."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in (
+            "list", "List", "Sequence", "Iterable", "tuple", "Tuple", "set", "Set", "frozenset", "Iterator",
+        ):
+            inner = annotation.slice
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+            return self.class_of_annotation(first)
+        return None
+
+    def class_of_expr(self, expr: ast.AST) -> int | str | None:
+        """``Cls(...)``, ``cls(...)``, ``Cls.create(...)`` (a factory returning the class), or a typed name."""
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            found = self.class_of_name(func)
+            if found is not None:
+                return found
+            target = self.function_called(func)
+            if target is not None:
+                return self.returned_class(target)
+            return None
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            key = self.m.key_of(expr)
+            return self.type_of(key) if key is not None else None
+        return None
+
+    def returned_class(self, function: FunctionNode) -> int | str | None:
+        if function.returns is not None:
+            found = self.class_of_annotation(function.returns)
+            if found is not None:
+                return found
+        for ret in self.m.returns.get(id(function), []):
+            if isinstance(ret, ast.Call):
+                found = self.class_of_name(ret.func)
+                if found is not None:
+                    return found
+        return None
+
+    def function_called(self, func: ast.AST) -> FunctionNode | None:
+        """The module function or method a call's callee refers to: ``f``, ``self.m``, ``Cls.m``, ``obj.m``
+        where ``obj`` is known to be a module class instance."""
+        if isinstance(func, ast.Name):
+            return self.m.functions.get(self.m.name_key(func))
+        if isinstance(func, ast.Attribute):
+            class_id = self.receiver_class(func.value)
+            if isinstance(class_id, int):
+                return self.m.class_methods.get(class_id, {}).get(func.attr)
+        return None
+
+    def receiver_class(self, receiver: ast.AST) -> int | str | None:
+        """The class of a method call's receiver: a class named directly, ``self``/``cls``, or a
+        variable whose type is known (a module class id, or the qualified name of another module's)."""
+        class_id = self.class_of_name(receiver)
+        if class_id is None:
+            key = self.m.key_of(receiver)
+            if key is not None:
+                class_id = self.m.self_params.get(key) or self.type_of(key)
+        return class_id
+
+    def external_callee(self, func: ast.AST) -> str | None:
+        """The qualified name of a function or method of another project module that ``func`` calls."""
+        if self.m.view is None:
+            return None
+        if isinstance(func, ast.Attribute):
+            class_id = self.receiver_class(func.value)
+            if isinstance(class_id, str):
+                return f"{class_id}.{func.attr}"
+            if class_id is not None:
+                return None
+        for qname in self.m.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else ():
+            return qname
+        return None
+
+    def class_fields(self, class_id: int | str) -> list[str]:
+        """Fields of a NamedTuple or dataclass in declaration order (what positional arguments bind)."""
+        if isinstance(class_id, str):
+            return self.m.view.class_fields(class_id) if self.m.view is not None else []  # type: ignore[attr-defined]
+        node = self.m.class_nodes.get(class_id)
+        if node is None:
+            return []
+        named_tuple = any("typing.NamedTuple" in self.m.qualified_names(b) or attr_name(b) == "NamedTuple"
+                          for b in node.bases)
+        dataclass_ = any(attr_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list)
+        if not (named_tuple or dataclass_):
+            return []
+        fields = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if "ClassVar" not in dotted(stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript)
+                                           else stmt.annotation):
+                    fields.append(stmt.target.id)
+        return fields
+
+    def element_type_argument(self, node: ast.Call) -> ast.expr | None:
+        """The signed 64-bit element type a call is given (``f(table, cutlass.Int64)``), if any; numpy's
+        and torch's own ``int64`` dtypes are dtypes, not element types."""
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            if attr_name(arg) in ELEMENT_TYPE_NAMES and not self.m.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
+                return arg
+        return None
+
+    def dtype_qname(self, dtype: ast.expr) -> str | None:
+        """Qualified name of a signed integer dtype expression, else None."""
+        text = string_value(dtype)
+        if text is not None:
+            return SIGNED_DTYPE_STRINGS.get(text)
+        if isinstance(dtype, (ast.Name, ast.Attribute)):
+            for qname in self.m.qualified_names(dtype):
+                if qname in SIGNED_DTYPE_QNAMES:
+                    return qname
+        return None
+
+    def narrow_dtype(self, dtype: ast.expr) -> bool:
+        """A dtype narrower than 64 bits or floating (``torch.uint16``, ``np.int32``, ``"float32"``)."""
+        text = string_value(dtype)
+        if text is not None:
+            return classify_string_dtype(text) is DtypeClass.NARROW
+        for qname in self.m.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else ():
+            classified = classify_qualified_dtype(qname)
+            if classified is not None and classified[0] is DtypeClass.NARROW:
+                return True
+        return False
+
