@@ -18,7 +18,8 @@ from .analysis.device import parse_host
 from .analysis.records import ModuleContext
 from .analysis.names import analysis_options
 from .analysis.source import SourceMap
-from .analysis.values import Location, ModuleFacts, collect
+from .analysis.lattice import Location
+from .analysis.values import ModuleFacts, collect
 from .config import Config
 from .files import display_path
 from .model import FileError, FileResult, Finding, Fix, Related

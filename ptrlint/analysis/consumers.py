@@ -35,7 +35,8 @@ from ..names import (
 )
 from .records import Creation, FunctionNode, Key
 from .syntax import attr_name, dotted, is_slice_subscript, positional
-from .values import Kind, Location, ModuleFacts
+from .lattice import Kind, Location
+from .values import ModuleFacts
 
 MAX_DEPTH = 8
 
@@ -201,7 +202,7 @@ class Consumers:
             if (cls is ast.Name or cls is ast.Attribute) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
                 key = c.key_of(node)
                 if key is not None:
-                    self._loads.setdefault(self.facts._root(key), []).append(node)  # type: ignore[arg-type]
+                    self._loads.setdefault(self.facts.root(key), []).append(node)  # type: ignore[arg-type]
             elif cls is ast.Call and attr_name(node.func) in names:  # type: ignore[attr-defined]
                 target = c.types.function_called(node.func)  # type: ignore[attr-defined]
                 if target is not None:
@@ -214,7 +215,7 @@ class Consumers:
 
     def _roots(self, creation: Creation) -> set[Key]:
         facts = self.facts
-        return {facts._root(creation.key), *(facts._root(k) for k in facts._locations.get(creation.key, []))}
+        return {facts.root(creation.key), *(facts.root(k) for k in facts.locations.get(creation.key, []))}
 
     # ----- uses of a creation ----------------------------------------------------------------------------
     def of_creation(self, creation: Creation) -> tuple[Use, ...]:
@@ -274,7 +275,7 @@ class Consumers:
         key = self.c.key_of(target)
         if key is None:
             return [Use(UseKind.ESCAPE, target, "stored where ptrlint cannot follow it", after)]
-        root = self.facts._root(key)
+        root = self.facts.root(key)
         if ("root", root, after) in visited:
             return []
         visited.add(("root", root, after))
@@ -423,7 +424,7 @@ class Consumers:
         if numpy:
             value = self.facts.value(other)
             if isinstance(other, ast.Constant) or (value is not None and value.kind is Kind.SCALAR and value.python_int
-                                                   and not self.facts.is_signed_numpy_array(other)):
+                                                   and not self.facts.tensors.is_signed_numpy_array(other)):
                 return self._context(binop, numpy, after, depth + 1, visited)  # uint64 op Python int stays uint64
             use = Use(UseKind.INT64, binop, "numpy arithmetic with a signed array (uint64 + int64 is float64)", after)
         else:
@@ -615,7 +616,7 @@ class Consumers:
         key = self.c.key_of(container)
         if key is None:
             return [Use(UseKind.ESCAPE, container, "put in a container ptrlint cannot follow", after)]
-        root = self.facts._root(key)
+        root = self.facts.root(key)
         if ("container", root) in visited:
             return []
         visited.add(("container", root))
@@ -624,7 +625,7 @@ class Consumers:
     def _parameter_uses(self, function: FunctionNode, call: ast.Call, expr: ast.AST, position: int | None,
                         keyword: str | None, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
         param = None
-        for name, arg in self.facts._bind_arguments(function, call):
+        for name, arg in self.facts.flow.bind_arguments(function, call):
             if arg is expr:
                 param = name
                 break
@@ -640,7 +641,7 @@ class Consumers:
         scope_id = self.c.function_scopes.get(id(function))
         if scope_id is None:
             return []
-        root = self.facts._root(("n", scope_id, param))
+        root = self.facts.root(("n", scope_id, param))
         if ("param", root, after) in visited:
             return []
         visited.add(("param", root, after))
@@ -672,7 +673,7 @@ class Consumers:
                 for binding in c.stores.get(member, []):
                     if binding.how != "seq" and self._python_values(binding.expr):
                         return True
-                if facts._passes.get(member):
+                if facts.passes.get(member):
                     return True  # a module function writes into it: whatever it writes
         return False
 

@@ -22,7 +22,8 @@ from ..analysis.facts import FactCollector
 from ..analysis.records import ModuleContext
 from ..analysis.names import AnalysisOptions
 from ..analysis.source import SourceMap
-from ..analysis.values import Location, ModuleFacts
+from ..analysis.lattice import Location
+from ..analysis.values import ModuleFacts
 from ..config import DEFAULT_EXCLUDE
 from ..files import display_path
 from .imports import imported_modules

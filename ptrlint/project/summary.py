@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis.source import SourceMap
-from ..analysis.values import Kind, Location, ModuleFacts, Origin, Value
+from ..analysis.lattice import Kind, Location, Origin, Value
+from ..analysis.values import ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -130,16 +131,16 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     for key in sorted(attribute_keys, key=repr):
         _kind, class_id, attr = key
         if isinstance(class_id, str):  # an attribute of a class from another module, written here
-            value = keep(facts.class_value(facts._root(key), writes_only=True))
+            value = keep(facts.class_value(facts.root(key), writes_only=True))
             if value is not None:
                 out.external_writes[f"{class_id}.{attr}"] = value
         elif class_id in c.class_qualnames and wanted(c.class_qualnames[class_id]):
-            value = keep(facts.class_value(facts._root(key)))
+            value = keep(facts.class_value(facts.root(key)))
             if value is not None:
                 out.attributes[f"{c.class_qualnames[class_id]}.{attr}"] = value
     for key in c.bindings:
         if key[0] == "n" and key[1] == module_scope and key[2] not in out.classes and wanted(key[2]):
-            value = keep(facts.class_value(facts._root(key)))
+            value = keep(facts.class_value(facts.root(key)))
             if value is not None:
                 out.names[key[2]] = value
     out.exports = dict(c.module_scope.imports)
@@ -148,13 +149,13 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
 
 
 def _summarise_function(facts: ModuleFacts, function: ast.AST, qualname: str, out: ModuleSummary, keep) -> None:  # type: ignore[no-untyped-def]
-    returned = keep(facts._returned_value(function, None))  # type: ignore[arg-type]
+    returned = keep(facts.flow.returned_value(function, None))  # type: ignore[arg-type]
     if returned is not None:
         out.functions[qualname] = returned
     args = function.args  # type: ignore[attr-defined]
     writes = {}
     for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        value = keep(facts._param_received(function, param.arg))  # type: ignore[arg-type]
+        value = keep(facts.flow.param_received(function, param.arg))  # type: ignore[arg-type]
         if value is not None:
             writes[param.arg] = value
     if writes:

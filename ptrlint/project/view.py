@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..analysis.values import Location, Value
+from ..analysis.lattice import Location, Value
 from .consumers import ProjectConsumers
 from .layout import module_file, namespace_file
 from .summary import ModuleSummary, ValueSummary

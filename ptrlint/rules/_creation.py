@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 
 from ..analysis.consumers import FixKind, describe
 from ..analysis.records import Creation
-from ..analysis.values import Origin, Value
+from ..analysis.lattice import Origin, Value
 from ..fixes import append_keyword, replace_dtype, spell
 from ..model import Intent
 from ..names import (

@@ -9,7 +9,8 @@ from typing import Callable, ClassVar, Iterable
 from ..analysis.consumers import Consumers, FixChoice, choose_fix
 from ..analysis.records import Creation
 from ..analysis.source import SourceMap, Span
-from ..analysis.values import Evidence, ModuleFacts
+from ..analysis.lattice import Evidence
+from ..analysis.values import ModuleFacts
 from ..config import Config
 from ..model import Intent
 

@@ -6,7 +6,7 @@ import ast
 from typing import Callable, Iterator
 
 from ..analysis.records import CtypesCall
-from ..analysis.values import Kind
+from ..analysis.lattice import Kind
 from ..fixes import import_name_intents
 from ..model import Intent
 from ..names import CTYPES_NARROW, CTYPES_SIGNED64

@@ -7,7 +7,7 @@ from typing import Iterator
 import ast
 
 from ..analysis.records import ScalarWrite
-from ..analysis.values import Kind
+from ..analysis.lattice import Kind
 from ..fixes import module_alias
 from ..model import Intent
 from ..names import DtypeClass
@@ -98,7 +98,7 @@ module (`import torch` or `import torch as th`).
             # only a Python int goes through int64: tensor-valued stores wrap instead, wrapped values fit
             if value is None or value.kind is not Kind.SCALAR or not value.python_int:
                 continue
-            if not ctx.facts.is_torch_tensor(write.tensor):
+            if not ctx.facts.tensors.is_torch_tensor(write.tensor):
                 continue
             what = "`fill_()`" if write.how == "fill_" else "element assignment"
             message = (
@@ -132,8 +132,8 @@ def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
     """Safe when every creation stored in the written tensor is int64 or uint64 (the copy keeps the bits)."""
     facts = ctx.facts
     key = facts.c.alias_key(write.tensor)
-    root = facts._root(key) if key is not None else None
-    creations = [facts.c.creation_by_id[k[1]] for k in facts._stored.get(root, []) if k[1] in facts.c.creation_by_id] \
+    root = facts.root(key) if key is not None else None
+    creations = [facts.c.creation_by_id[k[1]] for k in facts.stored.get(root, []) if k[1] in facts.c.creation_by_id] \
         if root is not None else []
     widths = [classify_dtype(ctx, c) for c in creations]
     title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"

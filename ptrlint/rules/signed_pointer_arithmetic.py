@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ..analysis.values import Kind, Origin
+from ..analysis.lattice import Kind, Origin
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -75,7 +75,7 @@ the rewrite needs a reviewer.
                 value = facts.value(pointer)
                 if value is None or value.origin is not Origin.RAW or value.kind is not Kind.SCALAR or not value.python_int:
                     continue
-                if not facts.is_signed_numpy_array(other):
+                if not facts.tensors.is_signed_numpy_array(other):
                     continue
                 reported.add(id(node))
                 message = (

@@ -1,0 +1,243 @@
+"""Flow: the value of a storage location (an alias class of names, attributes and creations)
+from everything that reaches it: bindings, appends, element stores and copies, parameters (with
+the callers' arguments bound), returns, collectives, the names a creation is stored in and,
+through the project index, what other modules write into this module's classes."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from .lattice import INDEX_SCALAR, Kind, Origin, Value, strongest
+from .records import Binding, Creation, FunctionNode, Key
+from .syntax import attr_name
+
+if TYPE_CHECKING:
+    from .values import ModuleFacts
+
+
+@dataclass(frozen=True)
+class ExternalFunction:
+    """A function of another project module that writes pointer values into some parameters."""
+
+    qname: str
+    writes: dict[str, Value]
+
+
+class Flow:
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.f = facts
+        self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+
+    def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode, str, ast.Call]]], dict[Key, list[Key]],
+                                    dict[Key, list[Creation]]]:
+        c = self.c
+        passes: dict[Key, list[tuple[FunctionNode, str, ast.Call]]] = {}
+        names = {n[2] for n in c.functions} | {m for methods in c.class_methods.values() for m in methods}
+        for call in c.calls:
+            target = c.types.function_called(call.func) if attr_name(call.func) in names else None
+            if target is not None:
+                pairs = self.bind_arguments(target, call)
+            elif self.view is not None:
+                external = c.types.external_callee(call.func)
+                found = self.view.param_writes(external) if external else None  # type: ignore[attr-defined]
+                if found is None:
+                    continue
+                params, writes = found
+                pairs = [(p, a) for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)]
+                pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in params]
+                target = ExternalFunction(external, writes)  # type: ignore[assignment]
+            else:
+                continue
+            for param, arg in pairs:
+                key = c.alias_key(arg)
+                if key is not None:
+                    passes.setdefault(self.f.root(key), []).append((target, param, call))
+        containers: dict[Key, list[Key]] = {}  # an element's class -> the lists that hold it
+        for key, adds in c.adds.items():
+            for binding in adds:
+                if binding.how == "expr":
+                    element = c.alias_key(binding.expr)
+                    if element is not None:
+                        containers.setdefault(self.f.root(element), []).append(self.f.root(key))
+        for key, bindings in c.bindings.items():
+            for binding in bindings:
+                if binding.how == "expr" and isinstance(binding.expr, (ast.List, ast.ListComp, ast.Tuple)):
+                    items = [binding.expr.elt] if isinstance(binding.expr, ast.ListComp) else binding.expr.elts
+                    for item in items:
+                        element = c.alias_key(item)
+                        if element is not None:
+                            containers.setdefault(self.f.root(element), []).append(self.f.root(key))
+        copies: dict[Key, list[Creation]] = {}
+        for creation in c.creations:
+            if creation.like_source is not None:
+                source = c.alias_key(creation.like_source)
+                if source is not None:
+                    copies.setdefault(self.f.root(source), []).append(creation)
+        return passes, containers, copies
+
+    def bind_arguments(self, function: FunctionNode, call: ast.Call) -> list[tuple[str, ast.expr]]:
+        """(parameter name, argument) pairs of a call to a module function or method."""
+        args = function.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        kind = self.c.method_kinds.get(id(function))
+        if kind in ("instance", "class") and params:
+            params = params[1:]  # self / cls is bound by the call
+        pairs = [(p, a) for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)]
+        accepted = set(params) | {a.arg for a in args.kwonlyargs}
+        pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in accepted]
+        return pairs
+
+    def returned_value(self, function: FunctionNode, call: ast.Call | None, index: int | None = None) -> Value | None:
+        """What a module function returns for this call: its return expressions, with the call's
+        arguments bound to the parameters (so a wrapping helper wraps the caller's address).
+        Evaluated once per function and signature of the known argument values."""
+        if id(function) in self.f.in_progress_funcs or len(self.f.bound) >= 2:
+            return None
+        bound: dict[Key, Value | None] = {}
+        if call is not None:
+            scope_id = self.c.function_scopes.get(id(function))
+            if scope_id is not None:
+                for param, arg in self.bind_arguments(function, call):
+                    value = self.f.value(arg)
+                    if value is not None:
+                        bound[("n", scope_id, param)] = value
+        signature = tuple(sorted((k[2], v.kind.value, int(v.origin), v.python_int) for k, v in bound.items() if v))
+        memo_key = (id(function), index, signature)
+
+        def compute() -> Value | None:
+            self.f.in_progress_funcs.add(id(function))
+            if bound:  # with no known argument, the function's own (memoised) view of its parameters applies
+                self.f.bound.append((bound, {}, {}))
+            try:
+                values = []
+                for ret in self.c.returns.get(id(function), []):
+                    if index is not None:
+                        if not isinstance(ret, ast.Tuple) or index >= len(ret.elts):
+                            continue
+                        if any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1]):
+                            continue
+                        ret = ret.elts[index]
+                    values.append(self.f.value(ret))
+                return strongest(values)
+            finally:
+                if bound:
+                    self.f.bound.pop()
+                self.f.in_progress_funcs.discard(id(function))
+
+        return self.f.memoised(("r", memo_key), self.f.return_memo, memo_key, compute)
+
+    def key_value(self, key: Key | None) -> Value | None:
+        if key is None:
+            return None
+        for bound, _, _ in reversed(self.f.bound):
+            if key in bound:
+                return bound[key]
+        return self.f.class_value(self.f.root(key))
+
+    def contributions(self, root: Key, writes_only: bool = False) -> Iterator[tuple[Value | None, bool]]:
+        """Every value written into (or bound to) the class: ``(value, is_write)``."""
+        c = self.c
+        members = self.f.groups.get(root, [root])
+        for key in members:
+            for binding in c.adds.get(key, []):
+                value = self.f.value(binding.expr)
+                if binding.how == "elem-of":
+                    value = value if value is not None and value.kind is Kind.SEQ else None
+                    yield (value.with_evidence(binding.node, "pointer values added here") if value and value.is_pointer
+                           else value), True
+                else:
+                    yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
+                            if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
+            for binding in c.stores.get(key, []):
+                value = self.f.value(binding.expr)
+                if binding.how == "seq" and value is not None and value.kind is not Kind.SEQ:
+                    value = None
+                yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
+                        if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
+            for function, param, call in self.f.passes.get(key, []):
+                if isinstance(function, ExternalFunction):
+                    received, name = function.writes.get(param), function.qname.rpartition(".")[2]
+                else:
+                    received, name = self.param_received(function, param), function.name
+                if received is not None:
+                    yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
+            for container in self.f.elements_of.get(key, []):
+                for kind, out, source, call in c.gathers:
+                    out_key = c.alias_key(out)
+                    if out_key is not None and self.f.root(out_key) == container:
+                        value = self.f.value(source)
+                        if value is not None and value.is_pointer:
+                            yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
+            creation = c.creation_by_id.get(key[1]) if key[0] == "c" else None
+            if creation is not None:
+                for part in (creation.data, creation.fill):
+                    if part is not None:
+                        value = self.f.value(part)
+                        yield (value.as_kind(Kind.SEQ) if value is not None else None), True
+                for location in self.f.locations.get(key, []):  # written through the names it was stored in
+                    yield from self.contributions(location, writes_only=True)
+            if key[0] == "a" and self.view is not None:
+                qualname = c.types.class_qualname(key[1])
+                if isinstance(key[1], str):  # an attribute of a class of another module: its summary
+                    if not writes_only:
+                        yield self.view.attribute(key[1], key[2]), False  # type: ignore[attr-defined]
+                elif qualname is not None:  # writes other modules make into this module's class
+                    for value in self.view.external_writes(qualname, key[2]):  # type: ignore[attr-defined]
+                        yield value.as_kind(Kind.SEQ), True
+            if writes_only:
+                continue
+            if creation is not None:
+                named = self.f.name_evidence(creation)
+                if named is not None:
+                    yield named, False
+            stored = [self.f.holding(c.creation_by_id[k[1]]) for k in self.f.stored.get(key, []) if k[1] in c.creation_by_id]
+            if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
+                # a field that holds addresses for some instances and data for others (`handle.data`):
+                # reading it says nothing about one read
+                yield None, False
+            else:  # reading a location sees what was stored in it
+                for value in stored:
+                    yield value, False
+            for binding in c.bindings.get(key, []):
+                yield self.binding_value(binding), False
+
+    def binding_value(self, binding: Binding) -> Value | None:
+        c = self.c
+        if binding.how == "telem":
+            assert isinstance(binding.expr, ast.Call)
+            target = c.types.function_called(binding.expr.func)
+            return self.returned_value(target, binding.expr, binding.index) if target is not None else None
+        if binding.how == "index":
+            return INDEX_SCALAR
+        if binding.how == "expr" and isinstance(binding.expr, ast.Call) and id(binding.expr) in c.creation_by_id:
+            return None  # the creation itself: its class is this class
+        value = self.f.value(binding.expr)
+        if binding.how == "elem":
+            return value.as_kind(Kind.SCALAR) if value is not None and value.kind is Kind.SEQ else None
+        return value
+
+    def compute_class_value(self, root: Key, writes_only: bool) -> Value | None:
+        contributions = list(self.contributions(root, writes_only))
+        best = strongest(v for v, _ in contributions)
+        if best is None:
+            return None
+        if best.origin in (Origin.RAW, Origin.WRAPPED):
+            return best  # one raw write makes it pointer-holding; only wrapped ones make int64 right
+        writes = [v for v, is_write in contributions if is_write]
+        if writes and all(v is not None and v.origin is Origin.INDEX for v in writes):
+            return next(v for v in writes if v is not None)  # contrary value evidence overrules names
+        if best.origin is Origin.NAMED:
+            return best
+        if all(v is not None and v.origin is Origin.INDEX for v, _ in contributions):
+            return best
+        return None
+
+    def param_received(self, function: FunctionNode, param: str) -> Value | None:
+        """Pointer values a function writes into one of its parameters (``out[:] = ...``)."""
+        scope_id = self.c.function_scopes.get(id(function))
+        if scope_id is None:
+            return None
+        value = self.f.class_value(self.f.root(("n", scope_id, param)), writes_only=True)
+        return value if value is not None and value.origin is Origin.RAW else None

@@ -1,0 +1,104 @@
+"""Which expressions are known numpy arrays of a signed dtype, or torch tensors (for PTR005 and
+the choice of fix); from creations, annotations, casts and bindings."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .records import Key
+from .syntax import attr_name, is_slice_subscript
+
+if TYPE_CHECKING:
+    from .values import ModuleFacts
+
+
+class TensorKinds:
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.f = facts
+        self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+        self._torch_memo: dict[Key, bool] = {}
+
+    def is_signed_numpy_array(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Known to be a numpy array of a signed integer dtype (``np.arange(n)``, ``.astype(np.int64)``)."""
+        if depth > 6:
+            return False
+        c = self.c
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+            dtype = next((k.value for k in expr.keywords if k.arg == "dtype"), None)
+            if qnames & {"numpy.arange", "numpy.indices"}:
+                return dtype is None or c.types.dtype_qname(dtype) is not None
+            creation = c.creation_by_id.get(id(expr))
+            if creation is not None:
+                return creation.library == "numpy" and creation.dtype is not None and c.types.dtype_qname(creation.dtype) is not None
+            if isinstance(func, ast.Attribute) and func.attr == "astype" and expr.args:
+                return c.types.dtype_qname(expr.args[0]) is not None
+            return False
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Add, ast.Sub, ast.FloorDiv)):
+            return self.is_signed_numpy_array(expr.left, depth + 1) or self.is_signed_numpy_array(expr.right, depth + 1)
+        if isinstance(expr, ast.Subscript):
+            return self.is_signed_numpy_array(expr.value, depth + 1)
+        if isinstance(expr, ast.Name):
+            key = c.key_of(expr)
+            bindings = c.bindings.get(key, []) if key is not None else []
+            return any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1) for b in bindings)
+        return False
+
+    def is_torch_tensor(self, expr: ast.AST) -> bool:
+        """Known to be a torch tensor: torch creation, ``torch.Tensor`` annotation, ``.cpu``/``.gpu`` of a factory."""
+        c = self.c
+        if isinstance(expr, ast.Attribute) and expr.attr in ("cpu", "gpu"):
+            return self.is_factory_value(expr.value)
+        if isinstance(expr, ast.Attribute) and expr.attr in ("np", "T", "data"):
+            return False
+        if isinstance(expr, ast.Subscript) and is_slice_subscript(expr):
+            return self.is_torch_tensor(expr.value)
+        if isinstance(expr, ast.Call):
+            creation = c.creation_by_id.get(id(expr))
+            if creation is not None:
+                return creation.library == "torch"
+            if isinstance(expr.func, ast.Attribute) and expr.func.attr in (
+                "to", "cuda", "cpu", "clone", "contiguous", "pin_memory", "detach", "view", "reshape", "copy_to_gpu"
+            ):
+                return self.is_torch_tensor(expr.func.value)
+            return False
+        key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if key is None:
+            return False
+        if key in self._torch_memo:
+            return self._torch_memo[key]
+        self._torch_memo[key] = False
+        result = any(self.is_torch_annotation(a) for a in c.annotations.get(key, [])) or any(
+            b.how == "expr" and self.is_torch_tensor(b.expr) for b in c.bindings.get(key, [])
+        )
+        self._torch_memo[key] = result
+        return result
+
+    def is_torch_annotation(self, annotation: ast.AST) -> bool:
+        """``torch.Tensor``, ``Optional[torch.Tensor]``, ``torch.Tensor | None``; not ``dict[str, torch.Tensor]``."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return False
+        if isinstance(annotation, (ast.Name, ast.Attribute)):
+            return "torch.Tensor" in self.c.qualified_names(annotation)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return self.is_torch_annotation(annotation.left) or self.is_torch_annotation(annotation.right)
+        if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in ("Optional", "Union", "Annotated"):
+            inner = annotation.slice
+            items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return any(self.is_torch_annotation(item) for item in items[:1] if attr_name(annotation.value) == "Annotated") \
+                or (attr_name(annotation.value) != "Annotated" and any(self.is_torch_annotation(i) for i in items))
+        return False
+
+    def is_factory_value(self, expr: ast.AST) -> bool:
+        c = self.c
+        if isinstance(expr, ast.Call):
+            return attr_name(expr.func) in self.options.buffer_factories
+        key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if key is None:
+            return False
+        return any(b.how == "expr" and self.is_factory_value(b.expr) for b in c.bindings.get(key, []))

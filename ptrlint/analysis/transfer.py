@@ -1,0 +1,305 @@
+"""Transfer functions: the value of an expression from the values of its parts, one function
+per expression kind (constants, calls, attributes, names, subscripts, operators, containers).
+Names and attributes read the value of their storage, which is :mod:`.flow`'s."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
+from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
+from .names import NamePatterns
+from .syntax import attr_name, dotted, is_slice_subscript, positional
+
+if TYPE_CHECKING:
+    from .values import ModuleFacts
+
+TWO_64 = 1 << 64
+KNOWN_ADDRESS_ATTRIBUTES = {  # symmetric-memory handles
+    "buffer_ptrs": Kind.SEQ, "buffer_ptrs_dev": Kind.SEQ, "signal_pad_ptrs": Kind.SEQ, "signal_pad_ptrs_dev": Kind.SEQ,
+    "multicast_ptr": Kind.SCALAR,
+}
+KNOWN_ADDRESS_FUNCTIONS = frozenset({"torch.cuda.caching_allocator_alloc", "torch.cuda.memory.caching_allocator_alloc"})
+_SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
+_SIZE_ATTRIBUTES = frozenset({"shape", "nbytes", "itemsize", "ndim", "size", "strides"})
+_INDEX_FUNCTIONS = frozenset({
+    "torch.arange", "numpy.arange", "torch.meshgrid", "numpy.meshgrid", "numpy.indices", "numpy.ogrid", "numpy.mgrid",
+    "torch.bincount", "numpy.bincount", "builtins.range", "builtins.len",
+})
+_SIGNED_WRAP_CTYPES = frozenset({"ctypes.c_int64", "ctypes.c_long", "ctypes.c_longlong", "ctypes.c_ssize_t"})
+
+
+class Transfer:
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.f = facts
+        self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+
+    def compute(self, expr: ast.AST) -> Value | None:
+        c = self.c
+        if isinstance(expr, ast.Constant):
+            return INDEX_SCALAR if isinstance(expr.value, (int, float)) else None
+        if isinstance(expr, ast.Call):
+            return self.call_value(expr)
+        if isinstance(expr, ast.Attribute):
+            return self.attribute_value(expr)
+        if isinstance(expr, ast.Name):
+            return self.f.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
+        if isinstance(expr, ast.Subscript):
+            return self.subscript_value(expr)
+        if isinstance(expr, ast.BinOp):
+            return self.binop_value(expr)
+        if isinstance(expr, ast.UnaryOp):
+            inner = self.f.value(expr.operand)
+            return inner if inner is not None and inner.origin is Origin.INDEX else None
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            return self.elements_value(expr.elts, expr)
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            inner = self.f.value(expr.elt)
+            return inner.as_kind(Kind.SEQ) if inner is not None else None
+        if isinstance(expr, ast.IfExp):
+            body, orelse = self.f.value(expr.body), self.f.value(expr.orelse)
+            if Origin.WRAPPED in (getattr(body, "origin", None), getattr(orelse, "origin", None)):
+                wrapped = body if body is not None and body.origin is Origin.WRAPPED else orelse
+                return wrapped  # `v - 2**64 if v >= 2**63 else v`: the wrap is the point
+            return strongest([body, orelse])
+        if isinstance(expr, ast.Await):
+            return self.f.value(expr.value)
+        if isinstance(expr, ast.NamedExpr):
+            return self.f.value(expr.value)
+        if isinstance(expr, ast.Starred):
+            return self.f.value(expr.value)
+        return None
+
+    def elements_value(self, elements: list[ast.expr], node: ast.AST) -> Value | None:
+        values: list[Value | None] = []
+        for element in elements:
+            if isinstance(element, ast.Starred):
+                inner = self.f.value(element.value)
+                values.append(inner if inner is not None and inner.kind is Kind.SEQ else None)
+            else:
+                values.append(self.f.value(element))
+        best = strongest(values)
+        if best is None:
+            return None
+        if best.origin is Origin.INDEX and any(v is None for v in values):
+            return None  # contrary evidence only when every element is an index
+        return best.as_kind(Kind.SEQ)
+
+    def attribute_value(self, expr: ast.Attribute) -> Value | None:
+        c = self.c
+        attr = expr.attr
+        base = expr.value
+        if attr == "data" and isinstance(base, ast.Attribute) and base.attr == "ctypes":
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.ctypes.data`"),))
+        if attr == "value" and isinstance(base, ast.Call):
+            qnames = c.qualified_names(base.func)
+            if "ctypes.cast" in qnames:
+                return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `ctypes.cast(...).value`"),))
+            if qnames & _SIGNED_WRAP_CTYPES and base.args:
+                inner = self.f.value(base.args[0])
+                if inner is not None and inner.is_pointer:
+                    return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here"))
+            if any(q.startswith("ctypes.c_") for q in qnames) and base.args:
+                return self.f.value(base.args[0])
+        if attr in KNOWN_ADDRESS_ATTRIBUTES:
+            return Value(KNOWN_ADDRESS_ATTRIBUTES[attr], Origin.RAW, ((expr, f"pointer values: `.{attr}`"),))
+        if attr in _SIZE_ATTRIBUTES:
+            return INDEX_SEQ if attr in ("shape", "strides") else INDEX_SCALAR
+        if attr in VIEW_ATTRIBUTES:
+            inner = self.f.value(base)
+            if inner is not None and inner.kind is Kind.SEQ:
+                return inner
+        return self.f.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
+
+    def imported_value(self, expr: ast.Name | ast.Attribute) -> Value | None:
+        """A module-level name of another project module (``from .tables import BASES``, ``tables.BASES``)."""
+        if self.view is None:
+            return None
+        for qname in self.c.qualified_names(expr):
+            value = self.view.name(qname)  # type: ignore[attr-defined]
+            if value is not None:
+                return value
+        return None
+
+    def subscript_value(self, expr: ast.Subscript) -> Value | None:
+        inner_value = expr.value
+        if (
+            isinstance(inner_value, ast.Subscript)
+            and isinstance(inner_value.value, ast.Attribute)
+            and inner_value.value.attr in ("__array_interface__", "__cuda_array_interface__")
+        ):
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, f"pointer value: `{inner_value.value.attr}[\"data\"][0]`"),))
+        if isinstance(inner_value, ast.Call) and dotted(inner_value.func) in ("struct.unpack", "unpack"):
+            wrapped = self.struct_wrap(inner_value)
+            if wrapped is not None:
+                return wrapped
+        inner = self.f.value(inner_value)
+        if inner is None or inner.kind is not Kind.SEQ:
+            return None
+        if is_slice_subscript(expr):
+            return inner
+        element = inner.as_kind(Kind.SCALAR)
+        return replace(element, python_int=False) if inner.array else element
+
+    def struct_wrap(self, unpack: ast.Call) -> Value | None:
+        """``struct.unpack("<q", struct.pack("<Q", p))[0]``: the signed int with the address's bits."""
+        if len(unpack.args) < 2 or not isinstance(unpack.args[1], ast.Call):
+            return None
+        fmt, packed = unpack.args[0], unpack.args[1]
+        if not (isinstance(fmt, ast.Constant) and isinstance(fmt.value, str) and fmt.value.strip("<>=!@").lower() == "q"):
+            return None
+        if dotted(packed.func) not in ("struct.pack", "pack") or len(packed.args) < 2:
+            return None
+        inner = self.f.value(packed.args[1])
+        if inner is not None and inner.is_pointer:
+            return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, unpack, "reinterpreted as signed here"))
+        return None
+
+    def binop_value(self, expr: ast.BinOp) -> Value | None:
+        left, right = self.f.value(expr.left), self.f.value(expr.right)
+        op = expr.op
+        seq = Kind.SEQ if Kind.SEQ in (getattr(left, "kind", None), getattr(right, "kind", None)) else Kind.SCALAR
+        if isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow, ast.LShift, ast.RShift)):
+            return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # products and quotients are never addresses
+        raw_left = left is not None and left.is_pointer
+        raw_right = right is not None and right.is_pointer
+        index_left = left is not None and left.origin is Origin.INDEX
+        index_right = right is not None and right.origin is Origin.INDEX
+        if isinstance(op, ast.Add):
+            if raw_left and raw_right:
+                if left.kind is right.kind is Kind.SEQ:  # type: ignore[union-attr]
+                    return left  # list concatenation
+                return None
+            if raw_left and not raw_right:
+                return left.as_kind(seq)  # type: ignore[union-attr]  # pointer + integer is a pointer
+            if raw_right and not raw_left:
+                return right.as_kind(seq)  # type: ignore[union-attr]
+            if index_left and index_right:
+                return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR
+            return None
+        if isinstance(op, ast.Sub):
+            if raw_left and raw_right:
+                return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # pointer - pointer: an offset
+            if raw_left:
+                if self.int_constant(expr.right) == TWO_64:
+                    return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(left.evidence, expr, "reinterpreted as signed here"))  # type: ignore[union-attr]
+                if right is None and _looks_like_base(expr.right, self.names):
+                    return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # `ptr - base`: an offset
+                return left.as_kind(seq)  # type: ignore[union-attr]
+            if index_left and index_right:
+                return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR
+            return None
+        if isinstance(op, (ast.BitAnd, ast.BitOr)):
+            if raw_left and not raw_right:
+                return left.as_kind(seq)  # type: ignore[union-attr]  # alignment masks keep an address
+            if index_left and index_right:
+                return INDEX_SCALAR
+        return None
+
+    def int_constant(self, expr: ast.AST, depth: int = 0) -> int | None:
+        """The value of an integer constant expression (``1 << 64``, ``2**64``, a module constant)."""
+        if depth > 8:
+            return None
+        if isinstance(expr, ast.Constant) and type(expr.value) is int:
+            return expr.value
+        if isinstance(expr, ast.Name):
+            bound = self.c.module_constants.get(expr.id)
+            scope = self.c.scope_of(expr).resolve(expr.id)
+            return self.int_constant(bound, depth + 1) if bound is not None and scope is self.c.module_scope else None
+        if isinstance(expr, ast.BinOp):
+            a, b = self.int_constant(expr.left, depth + 1), self.int_constant(expr.right, depth + 1)
+            if a is None or b is None:
+                return None
+            try:
+                if isinstance(expr.op, ast.LShift) and 0 <= b <= 256:
+                    return a << b
+                if isinstance(expr.op, ast.Pow) and 0 <= b <= 256:
+                    return a**b
+                if isinstance(expr.op, ast.Add):
+                    return a + b
+                if isinstance(expr.op, ast.Sub):
+                    return a - b
+                if isinstance(expr.op, ast.Mult):
+                    return a * b
+            except (OverflowError, ValueError):
+                return None
+        return None
+
+    def call_value(self, call: ast.Call) -> Value | None:
+        c = self.c
+        func = call.func
+        args = positional(call)
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            if method == "data_ptr" and not call.args and not call.keywords:
+                return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
+            if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
+                inner = self.f.value(func.value)
+                if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
+                    return Value(Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here"))
+                return None
+            if method in PASSTHROUGH_METHODS:
+                inner = self.f.value(func.value)
+                if inner is not None and inner.kind is Kind.SEQ:
+                    return replace(inner, array=False) if method == "tolist" else inner  # a list of Python ints
+                return None
+            if method == "item":
+                inner = self.f.value(func.value)
+                return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
+
+            if method in _SIZE_METHODS:
+                return INDEX_SCALAR
+        qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        last = attr_name(func)
+        if "ctypes.addressof" in qnames:
+            return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `ctypes.addressof()`"),))
+        if qnames & KNOWN_ADDRESS_FUNCTIONS:
+            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()`"),))
+        funcs = self.options.pointer_functions
+        if funcs and (last in self.options.pointer_function_names or qnames & funcs):
+            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: configured pointer function `{last}()`"),))
+        if qnames & {"builtins.int"} and args:
+            return self.f.value(args[0])
+        if qnames & {"numpy.uint64", "numpy.int64", "numpy.intp", "numpy.longlong"} and args:
+            inner = self.f.value(args[0])
+            return replace(inner, python_int=False) if inner is not None else None
+        if qnames & {"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"} and args:
+            inner = self.f.value(args[0])
+            return inner if inner is not None and inner.kind is Kind.SEQ else None
+        if qnames & {"builtins.max", "builtins.min", "builtins.sum", "builtins.abs", "builtins.round"} and args:
+            inner = [self.f.value(a) for a in args]
+            return INDEX_SCALAR if all(v is not None and v.origin is Origin.INDEX for v in inner) else None
+        if qnames & {"torch.cat", "torch.stack", "numpy.concatenate", "numpy.stack"} and args:
+            inner = self.f.value(args[0])
+            return inner.as_kind(Kind.SEQ) if inner is not None else None
+        if qnames & _INDEX_FUNCTIONS:
+            return INDEX_SCALAR if "builtins.len" in qnames else INDEX_SEQ
+        creation = c.creation_by_id.get(id(call))
+        if creation is not None:
+            return self.f.holding(creation)
+        target = c.types.function_called(func)
+        if target is not None:
+            return self.f.flow.returned_value(target, call)
+        if self.view is not None:
+            external = c.types.external_callee(func)
+            value = self.view.function(external) if external else None  # type: ignore[attr-defined]
+            if value is not None:
+                return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
+        if last is not None and self.names.is_getter_name(last) and not any(q.startswith("triton.") for q in qnames):
+            # `get_remote_addr()`, `device_buffer_ptr()` (not Triton's `tl.make_block_ptr`, a kernel-side handle)
+            kind = Kind.SEQ if self.names.is_table_name(last) else Kind.SCALAR
+            return Value(kind, Origin.NAMED, ((call, f"`{last}()` is named like an address getter"),),
+                         table_name=self.names.is_table_name(last))
+        return None
+
+
+_BASE_WORDS = re.compile(r"(?:^|_)(?:base|start|begin|origin|lo|low|first)(?:_|$)", re.IGNORECASE)
+
+
+def _looks_like_base(node: ast.AST, names: NamePatterns) -> bool:
+    """An untraced operand named like a base address (``base``, ``pool_start``, ``base_ptr``)."""
+    name = attr_name(node)
+    return name is not None and (bool(_BASE_WORDS.search(name)) or names.is_pointer_name(name))
