@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from ..analysis.consumers import Consumers, Use
+from ..analysis.consumers import Consumers
+from ..analysis.uses import Use
 from ..analysis.device import parse_host
 from ..analysis.facts import FactCollector
 from ..analysis.records import ModuleContext

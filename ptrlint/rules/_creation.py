@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..analysis.consumers import FixKind, describe
+from ..analysis.uses import FixKind, describe
 from ..analysis.records import Creation
 from ..analysis.lattice import Origin, Value
 from ..fixes import append_keyword, replace_dtype, spell
@@ -127,7 +127,7 @@ def _consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evi
         if choice.kind is FixKind.BIT_PRESERVING:
             unsafe_title = f"Use an unsigned 64-bit dtype (unsafe: {why}; a buffer factory has no `.view`)"
         return Diagnostic(span, message, uint64, False, unsafe_title, evidence + consumer_evidence)
-    sites, blocker = ctx.consumers.element_stores(creation)
+    sites, blocker = ctx.consumers.ints.element_stores(creation)
     if blocker is not None:
         return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
     library = creation.library

@@ -6,7 +6,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterable
 
-from ..analysis.consumers import Consumers, FixChoice, choose_fix
+from ..analysis.consumers import Consumers
+from ..analysis.uses import FixChoice, choose_fix
 from ..analysis.records import Creation
 from ..analysis.source import SourceMap, Span
 from ..analysis.lattice import Evidence

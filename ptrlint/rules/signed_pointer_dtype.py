@@ -117,9 +117,9 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
                 f"{ctx.creation_target(creation)} holds memory addresses but is created as signed `{dtype_text}`: "
                 "addresses >= 2**63 overflow or turn negative; use an unsigned 64-bit dtype (uint64)"
             )
-            if not ctx.consumers.python_int_enters(creation):
+            if not ctx.consumers.ints.python_int_enters(creation):
                 # only Python ints overflow: bits written by kernels, extensions or collectives fit int64
                 # exactly, unless the values come back out as Python ints or go where ptrlint cannot see
-                if ctx.consumers.values_leave(ctx.consumers.of_creation(creation)) is None:
+                if ctx.consumers.ints.values_leave(ctx.consumers.of_creation(creation)) is None:
                     continue
             yield dtype_diagnostic(ctx, creation, info, evidence, message, by_consumers=True)

@@ -1,0 +1,248 @@
+"""One use of a pointer table, classified: what an attribute, a method, an operator, a call
+argument or a collective does with it (uint64-ready, int64-bound, sign-sensitive, escaping)."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..names import SIGNED64_DTYPES, UNSAFE_FUNCTIONS, VIEW_ATTRIBUTES, classify_string_dtype
+from .lattice import Kind
+from .records import FunctionNode
+from .syntax import attr_name, dotted, positional
+from .uses import (COLLECTIVE_KEYWORDS, COLLECTIVES, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
+                   ORDER_METHODS, READBACK_FUNCTIONS, READBACK_METHODS, READY_FUNCTIONS, READY_METHODS,
+                   SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, Use, UseKind)
+
+if TYPE_CHECKING:
+    from .consumers import Consumers
+
+
+class UseClassifier:
+    """What the code around one load of a table does with it (see the module docstring)."""
+
+    def __init__(self, consumers: "Consumers") -> None:
+        self.u = consumers
+        self.facts, self.c, self.view, self.module = consumers.facts, consumers.c, consumers.view, consumers.module
+        self.module_name, self.path = consumers.module_name, consumers.path
+        self.int64_consumers, self.uint64_consumers = consumers.int64_consumers, consumers.uint64_consumers
+
+    def is_index_table(self, index: ast.AST) -> bool:
+        """``table[idx]`` with an index tensor or list (a gather), not a Python int."""
+        if isinstance(index, (ast.List, ast.ListComp)):
+            return True
+        if isinstance(index, ast.Call):
+            return attr_name(index.func) in ("tensor", "as_tensor", "arange", "array", "asarray", "nonzero", "argsort")
+        if isinstance(index, (ast.Name, ast.Attribute)):
+            value = self.facts.value(index)
+            return value is not None and value.kind is Kind.SEQ
+        return False
+
+    def attribute_use(self, attribute: ast.Attribute, numpy: bool, after: bool, depth: int,
+                       visited: set[object]) -> list[Use]:
+        attr = attribute.attr
+        call = self.u.parent(attribute)
+        if isinstance(call, ast.Call) and call.func is attribute:
+            return self.method_use(call, attr, numpy, after, depth, visited)
+        if attr in VIEW_ATTRIBUTES:
+            return self.u.context(attribute, numpy or attr == "np", after, depth + 1, visited)
+        if attr == "dtype":
+            compare = self.u.parent(attribute)
+            if isinstance(compare, ast.Compare):
+                others = [compare.left, *compare.comparators]
+                if any(self.c.types.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
+                    return [Use(UseKind.INT64, compare, "a `.dtype` check against int64", after)]
+            return [Use(UseKind.READY, attribute, "reads the dtype", metadata=True)]
+        return [Use(UseKind.READY, attribute, f"reads `.{attr}`", metadata=True)]
+
+    def method_use(self, call: ast.Call, method: str, numpy: bool, after: bool, depth: int,
+                    visited: set[object]) -> list[Use]:
+        args = positional(call)
+        if method == "view" and args and (self.c.types.dtype_qname(args[0]) is not None or self.is_dtype(args[0])):
+            return [Use(UseKind.READY, call, "an explicit bit reinterpretation")]
+        if method == "numpy":
+            return self.u.context(call, True, after, depth + 1, visited)
+        if method in READBACK_METHODS:
+            return [Use(UseKind.READBACK, call, f"`.{method}()`", after)]
+        if method in ORDER_METHODS and not numpy:
+            return [Use(UseKind.ORDER, call, f"`.{method}()`", after)]
+        if method in SAME_TABLE_METHODS or method == "view":
+            if method in ("to", "type") and args and self.is_dtype(args[0]):
+                return [Use(UseKind.READY, call, "converted to another dtype")]
+            return self.u.context(call, numpy, after, depth + 1, visited)
+        if method in WRITE_METHODS:
+            return [Use(UseKind.READY, call, f"`.{method}()`", write=True)]
+        if method in READY_METHODS:
+            return [Use(UseKind.READY, call, f"`.{method}()`")]
+        if method in INT64_METHODS and not numpy:
+            use = Use(UseKind.INT64, call, f"`.{method}()` (torch's uint64 has no such kernel)", after)
+            return [use, *self.u.context(call, numpy, True, depth + 1, visited)]
+        if numpy:
+            return [Use(UseKind.READY, call, f"numpy `.{method}()`")]
+        return [Use(UseKind.INT64, call, f"`.{method}()`, which ptrlint does not know to work on uint64", after)]
+
+    def is_dtype(self, expr: ast.AST) -> bool:
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return classify_string_dtype(expr.value) is not None  # "int64", not "cuda"
+        return any(q.startswith(("torch.", "numpy.")) for q in self.c.qualified_names(expr)) and \
+            isinstance(expr, (ast.Attribute, ast.Name)) and attr_name(expr) not in ("device",)
+
+    def arithmetic_use(self, binop: ast.BinOp, expr: ast.AST, numpy: bool, after: bool, depth: int,
+                        visited: set[object]) -> list[Use]:
+        op = binop.op
+        other = binop.right if binop.left is expr else binop.left
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.u.context(binop, numpy, after, depth + 1, visited)
+        if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Div)) and not numpy:
+            return [Use(UseKind.ORDER, binop, "division or modulo (depends on the sign)", after)]
+        if numpy:
+            value = self.facts.value(other)
+            if isinstance(other, ast.Constant) or (value is not None and value.kind is Kind.SCALAR and value.python_int
+                                                   and not self.facts.tensors.is_signed_numpy_array(other)):
+                return self.u.context(binop, numpy, after, depth + 1, visited)  # uint64 op Python int stays uint64
+            use = Use(UseKind.INT64, binop, "numpy arithmetic with a signed array (uint64 + int64 is float64)", after)
+        else:
+            use = Use(UseKind.INT64, binop, "torch arithmetic (torch's uint64 has no such kernel)", after)
+        return [use, *self.u.context(binop, numpy, True, depth + 1, visited)]
+
+    def external_callers(self, function: FunctionNode) -> list[Use] | None:
+        """Uses of the function's result in other modules of the project (through the index)."""
+        if self.view is None or not self.module_name:
+            return None
+        qualname = self.qualname(function)
+        if qualname is None:
+            return None
+        return self.view.result_consumers(f"{self.module_name}.{qualname}", self.facts.options)  # type: ignore[attr-defined]
+
+    def qualname(self, function: FunctionNode) -> str | None:
+        c = self.c
+        class_id = c.method_class.get(id(function))
+        if class_id is None:
+            return function.name if any(f is function for k, f in c.functions.items() if k[1] == id(c.module_scope)) \
+                else None
+        local = c.class_qualnames.get(class_id)
+        return f"{local}.{function.name}" if local else None
+
+    def argument_use(self, call: ast.Call, expr: ast.AST, numpy: bool, after: bool, depth: int,
+                      visited: set[object], keyword: str | None = None) -> list[Use]:
+        c = self.c
+        func = call.func
+        if func is expr:
+            return [Use(UseKind.READY, call, "called")]
+        position = next((i for i, a in enumerate(call.args) if a is expr), None)
+        if isinstance(func, ast.Subscript):  # `kernel[grid](table, ...)`: a Triton launch reads raw bits
+            if self.names_element_type(call):
+                return [Use(UseKind.INT64, call, "passed to a kernel with a signed 64-bit element type", after)]
+            return [Use(UseKind.READY, call, "a kernel launch")]
+        qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        spelled = next(iter(sorted(qnames)), dotted(func) or (attr_name(func) or "a call"))
+        configured = self.configured(qnames)
+        if configured is not None:
+            return [Use(configured, call, f"`{spelled}()` is configured as a{'n int64' if configured is UseKind.INT64 else ' uint64'} consumer", after)]
+        if self.names_element_type(call):
+            return [Use(UseKind.INT64, call, f"passed to `{spelled}()` with a signed 64-bit element type", after)]
+        collective = self.collective(qnames)
+        if collective is not None:
+            receives, sends = COLLECTIVES[collective]
+            slot = position if position is not None else COLLECTIVE_KEYWORDS.get(keyword or "", -1)
+            if slot in receives:
+                return [Use(UseKind.RECEIVE, call, f"received through `{collective}` (collectives reject uint64)", after)]
+            return [Use(UseKind.INT64, call, f"sent through `{collective}` (collectives reject uint64)", after)]
+        if qnames & LIKE_FUNCTIONS:
+            return self.u.like_uses(call, numpy, after, depth, visited)
+        if qnames & SAME_TABLE_FUNCTIONS:
+            same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
+            if any(q.startswith("numpy.") for q in qnames):
+                same_numpy = True
+            return self.u.context(call, same_numpy, after, depth + 1, visited)
+        if qnames & READY_FUNCTIONS:
+            return [Use(UseKind.READY, call, f"`{spelled}()`")]
+        if qnames & READBACK_FUNCTIONS:
+            return [Use(UseKind.READBACK, call, f"`{spelled}()`", after)]
+        if qnames & ORDER_FUNCTIONS and not (numpy and qnames & {"builtins.max", "builtins.min"}):
+            return [Use(UseKind.ORDER, call, f"`{spelled}()`", after)]
+        if qnames & UNSAFE_FUNCTIONS:
+            if numpy or any(q.startswith("numpy.") for q in qnames):
+                return [Use(UseKind.READY, call, f"`{spelled}()` (numpy's uint64 has it)")]
+            use = Use(UseKind.INT64, call, f"`{spelled}()` (torch's uint64 has no such kernel)", after)
+            return [use, *self.u.context(call, numpy, True, depth + 1, visited)]
+        if any(q.startswith("ptrlint.runtime") for q in qnames):
+            return [Use(UseKind.READY, call, "`ptrlint.runtime` takes uint64")]
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and \
+                self.c.key_of(func.value) is not None and not qnames:
+            return self.u.container_uses(func.value, numpy, after, depth, visited)
+        if isinstance(func, ast.Attribute) and func.attr in LOGGING_METHODS:
+            return [Use(UseKind.READY, call, "logged")]
+        if isinstance(func, ast.Attribute) and func.attr in TENSOR_ARGUMENT_METHODS and not qnames:
+            return [Use(UseKind.READY, call, f"`.{func.attr}()` of another buffer")]
+        target = c.types.function_called(func)
+        if target is not None:
+            return self.u.call_parameter_uses(target, call, expr, position, keyword, numpy, after, depth, visited)
+        class_id = c.types.class_of_name(func)
+        if isinstance(class_id, int):  # a module class: the attribute it binds is an alias of the table, and
+            # the instance carries the table wherever it goes (`from_dlpack(Wrapper(table))`)
+            return [Use(UseKind.READY, call, "stored in an instance of a module class"),
+                    *self.u.context(call, numpy, after, depth + 1, visited)]
+        if any(q.startswith("torch.ops.") for q in qnames) or (not qnames and dotted(func).startswith("torch.ops.")):
+            return [Use(UseKind.INT64, call, f"`{spelled}()` is a compiled operator outside the project (may require int64)",
+                        after, opaque=True)]
+        if any(q.startswith(("torch.", "numpy.")) for q in qnames):
+            if any(q.startswith("numpy.") for q in qnames) or numpy:
+                return [Use(UseKind.READY, call, f"`{spelled}()`")]
+            return [Use(UseKind.INT64, call, f"`{spelled}()`, which ptrlint does not know to work on uint64", after)]
+        external = c.types.external_callee(func) if self.view is not None else None
+        if external is not None and self.is_project(external):
+            found = self.view.param_consumers(external, position, keyword, self.facts.options)  # type: ignore[union-attr]
+            if found is not None:
+                return [replace(u, after_arithmetic=after or u.after_arithmetic) for u in found]
+            return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
+                                             "(unknown means int64)", after, opaque=True)]
+        if qnames:
+            return [Use(UseKind.INT64, call, f"`{spelled}()` is code outside the project (unknown means int64)", after,
+                        opaque=True)]
+        loader = self.loaded_module(func)
+        if loader is not None:
+            return [Use(UseKind.INT64, call, f"`{spelled}()` belongs to a module loaded by `{loader}()` "
+                                             "(compiled code: unknown means int64)", after, opaque=True)]
+        return [Use(UseKind.READY, call, f"`{spelled}()`, a callable of this module's own (a parameter or local)")]
+
+    def loaded_module(self, func: ast.AST) -> str | None:
+        """``mod.run(table)`` where ``mod`` came from an imported loader (``load_jit(...)``,
+        ``cpp_extension.load(...)``, ``get_module()`` of another package): compiled code."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        base = func.value
+        calls: list[ast.expr] = [base] if isinstance(base, ast.Call) else []
+        key = self.c.key_of(base) if isinstance(base, (ast.Name, ast.Attribute)) else None
+        if key is not None:
+            calls += [b.expr for b in self.c.bindings.get(key, []) if b.how == "expr"]
+        for call in calls:
+            if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
+                qnames = self.c.qualified_names(call.func)
+                if any(not q.startswith("builtins.") for q in qnames) and not self.is_project(next(iter(qnames))):
+                    return attr_name(call.func)
+        return None
+
+    def is_project(self, qname: str) -> bool:
+        return bool(self.view is not None and self.view.is_project_symbol(qname))  # type: ignore[attr-defined]
+
+    def configured(self, qnames: set[str]) -> UseKind | None:
+        for qname in qnames:
+            if any(fnmatch.fnmatchcase(qname, p) for p in self.uint64_consumers):
+                return UseKind.READY
+            if any(fnmatch.fnmatchcase(qname, p) for p in self.int64_consumers):
+                return UseKind.INT64
+        return None
+
+    @staticmethod
+    def collective(qnames: set[str]) -> str | None:
+        for qname in qnames:
+            module, _, name = qname.rpartition(".")
+            if module.startswith("torch.distributed") and name in COLLECTIVES:
+                return name
+        return None
+
+    def names_element_type(self, call: ast.Call) -> bool:
+        return self.c.types.element_type_argument(call) is not None

@@ -1,0 +1,141 @@
+"""The vocabulary of consumers: how a use treats a pointer table (:class:`UseKind`), which fix
+that asks for (:func:`choose_fix`), and the tables of what torch, numpy and the builtins do with a
+table. :mod:`.consumers` finds the uses; :mod:`.use_kinds` classifies each one."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from enum import Enum
+from typing import Iterable
+
+from ..names import PASSTHROUGH_METHODS, UNSAFE_METHODS
+from .lattice import Location
+
+MAX_DEPTH = 8
+
+
+class UseKind(Enum):
+    READY = "works on uint64"
+    READBACK = "reads the values back"  # tolist/item/int()/iteration/element reads: works on uint64
+    ESCAPE = "escapes to readers ptrlint cannot see"
+    INT64 = "needs int64"  # sign-agnostic: the same 64 bits as int64 keep it right
+    RECEIVE = "is written by a collective"  # int64 bits arrive; uint64 is rejected
+    ORDER = "compares or reduces the values"  # uint64 lacks the kernels, int64 bits order wrongly above 2**63
+
+
+@dataclass(frozen=True)
+class Use:
+    kind: UseKind
+    node: "ast.AST | Location"
+    why: str
+    after_arithmetic: bool = False  # a use of a table computed from this one by arithmetic
+    write: bool = False  # writes into the table (element store, `copy_`/`fill_` on it): reads no value
+    metadata: bool = False  # reads only the dtype, shape or device
+    opaque: bool = False  # a call into compiled code outside the project: it may read or fill the table
+
+    @property
+    def exposed(self) -> bool:
+        """A derived (computed) table whose values are read or leave: int64 bits would be read as
+        negative numbers, and uint64 lacks the arithmetic that made it."""
+        return self.after_arithmetic and self.kind in (UseKind.READBACK, UseKind.ESCAPE)
+
+
+class FixKind(Enum):
+    UINT64 = "uint64"
+    BIT_PRESERVING = "bit-preserving"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class FixChoice:
+    kind: FixKind
+    decider: Use | None  # the use that chose it (None: every use works on uint64)
+
+
+def choose_fix(uses: Iterable[Use]) -> FixChoice:
+    """All uses uint64-ready: uint64. A sign-sensitive use, a collective receive or a computed
+    table that is read back: no safe fix. Otherwise any int64-bound use: bit-preserving."""
+    uses = list(uses)
+    for use in uses:
+        if use.kind is UseKind.ORDER or use.kind is UseKind.RECEIVE or use.exposed:
+            return FixChoice(FixKind.NONE, use)
+    for use in uses:
+        if use.kind is UseKind.INT64:
+            return FixChoice(FixKind.BIT_PRESERVING, use)
+    return FixChoice(FixKind.UINT64, None)
+
+
+def describe(use: Use, path: str | None = None) -> str:
+    """``line 12: `ptrcorpus_ext.gather_pages()` is code outside the project (needs int64)``."""
+    if isinstance(use.node, Location):
+        where = f"{use.node.path}:{use.node.line}"
+    else:
+        line = getattr(use.node, "lineno", 0)
+        where = f"{path}:{line}" if path else f"line {line}"
+    derived = "a table computed from it: " if use.after_arithmetic else ""
+    return f"{where}: {derived}{use.why}"
+
+
+# ----- what torch, numpy and the builtins do with a table ------------------------------------------
+# Methods that give a table with the same values and dtype (followed further).
+SAME_TABLE_METHODS = (PASSTHROUGH_METHODS - {"tolist", "numpy"}) | frozenset({
+    "expand", "expand_as", "repeat", "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind",
+    "roll", "gather", "take", "masked_select", "index", "__getitem__", "as_strided", "movedim", "swapaxes",
+    "sort", "unique", "type_as",
+})
+READY_METHODS = frozenset({
+    "data_ptr", "numel", "size", "dim", "stride", "element_size", "is_contiguous", "nbytes", "untyped_storage",
+    "storage", "get_device", "is_pinned", "eq", "ne", "equal", "__len__", "record_stream",
+    "argsort", "nonzero", "any", "all", "bool", "long", "int", "short", "type", "astype",
+    "register", "wait", "synchronize",
+})
+WRITE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "index_fill_", "masked_fill_", "scatter_",
+                            "put_", "random_", "uniform_", "normal_"})
+# Methods of another tensor or array that take the table as a tensor argument and work on uint64.
+TENSOR_ARGUMENT_METHODS = frozenset({"copy_", "index_copy_", "masked_scatter_", "set_", "scatter_", "put_",
+                                      "copyto", "view_as", "expand_as", "type_as", "new_tensor", "equal", "eq", "ne"})
+READBACK_METHODS = frozenset({"tolist", "item", "__iter__", "tobytes", "__int__"})
+ORDER_METHODS = frozenset({
+    "max", "min", "amax", "amin", "argmax", "argmin", "aminmax", "searchsorted", "bucketize", "lt", "gt", "le", "ge",
+    "clamp", "clamp_", "clip", "topk", "kthvalue", "median", "abs", "neg", "div", "div_", "floor_divide",
+    "remainder", "fmod", "mean",
+})
+INT64_METHODS = UNSAFE_METHODS - ORDER_METHODS | frozenset({"repeat_interleave", "index_fill_", "scatter_add_"})
+ORDER_FUNCTIONS = frozenset({
+    "torch.searchsorted", "torch.bucketize", "torch.max", "torch.min", "torch.amax", "torch.amin", "torch.argmax",
+    "torch.argmin", "torch.clamp", "torch.lt", "torch.gt", "torch.le", "torch.ge", "torch.remainder",
+    "torch.floor_divide", "torch.mean", "torch.topk", "builtins.max", "builtins.min",
+})
+SAME_TABLE_FUNCTIONS = frozenset({
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.flatten",
+    "torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.narrow", "torch.as_tensor", "torch.asarray",
+    "torch.from_numpy", "torch.clone", "torch.gather", "torch.take", "torch.sort", "torch.unique", "torch.roll",
+    "torch.broadcast_to", "torch.tensor", "numpy.asarray", "numpy.array", "numpy.ascontiguousarray",
+    "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.copy", "numpy.take", "numpy.reshape",
+    "numpy.sort", "numpy.unique", "numpy.frombuffer", "builtins.list", "builtins.tuple", "builtins.sorted",
+    "builtins.reversed",
+})
+LIKE_FUNCTIONS = frozenset({"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like",
+                             "numpy.empty_like", "numpy.zeros_like", "numpy.ones_like"})
+READY_FUNCTIONS = frozenset({
+    "builtins.len", "builtins.isinstance", "builtins.id", "builtins.print", "builtins.repr", "builtins.type",
+    "builtins.hash", "builtins.bool", "builtins.getattr", "builtins.hasattr", "torch.equal", "torch.is_tensor",
+    "torch.numel", "numpy.shape", "numpy.size", "numpy.array_equal", "numpy.copyto",
+})
+READBACK_FUNCTIONS = frozenset({"builtins.int", "builtins.float", "builtins.hex", "builtins.str", "builtins.iter",
+                                 "builtins.next", "builtins.enumerate", "builtins.zip", "builtins.map",
+                                 "builtins.set", "builtins.frozenset", "builtins.dict", "builtins.sum"})
+LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+# torch.distributed collectives: (positions that receive, positions that send)
+COLLECTIVES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "all_gather": ((0,), (1,)), "all_gather_into_tensor": ((0,), (1,)), "_all_gather_base": ((0,), (1,)),
+    "all_gather_object": ((0,), (1,)), "broadcast": ((0,), ()), "all_reduce": ((0,), ()), "reduce": ((0,), ()),
+    "send": ((), (0,)), "isend": ((), (0,)), "recv": ((0,), ()), "irecv": ((0,), ()),
+    "scatter": ((0,), (1,)), "gather": ((1,), (0,)), "reduce_scatter": ((0,), (1,)),
+    "reduce_scatter_tensor": ((0,), (1,)), "all_to_all": ((0,), (1,)), "all_to_all_single": ((0,), (1,)),
+    "broadcast_object_list": ((0,), ()),
+}
+COLLECTIVE_KEYWORDS = {"tensor": 0, "tensor_list": 0, "output": 0, "output_tensor": 0, "output_tensor_list": 0,
+                        "input": 1, "input_tensor": 1, "input_tensor_list": 1}
+LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
