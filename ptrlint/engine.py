@@ -36,6 +36,14 @@ __all__ = ["Analysis", "ParseError", "ProjectLink", "SelectionError", "Settings"
 MAX_FIX_ITERATIONS = 10
 
 
+class IndexShare(Protocol):
+    """What the index keeps of one analysis (``project.link.Shared``)."""
+
+    summary: object | None
+    consulted: dict[str, str] | None
+    wanted: set[str] | None
+
+
 class ProjectLink(Protocol):
     """What the planner lends the analysis of one module (``project.link.ModuleLink``): its place
     in the project, and what to keep of the analysis for the index."""
@@ -43,7 +51,7 @@ class ProjectLink(Protocol):
     def context(self) -> ModuleContext:
         """A fresh context (module name, view of the other modules) for one analysis."""
 
-    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext) -> "Analysis":
+    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext) -> IndexShare:
         """The index's share of one analysis: summary, consulted answers, wanted modules."""
 
 

@@ -10,13 +10,16 @@ from typing import TYPE_CHECKING
 from ..names import CREATION_CALLS, FILL_VALUE_INDEX, UNSAFE_FUNCTIONS
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
-from .syntax import CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, dotted, keyword, positional
+from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, dotted,
+                     keyword, positional)
 
 if TYPE_CHECKING:
     from .model import SemanticModel
 
 
 class CallClassifier:
+    """Classifies the calls the traversal set aside, recording into the model."""
+
     def __init__(self, model: "SemanticModel") -> None:
         self.m = model
 

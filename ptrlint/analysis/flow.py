@@ -26,6 +26,8 @@ class ExternalFunction:
 
 
 class Flow:
+    """Values of storage locations of one module's facts (``facts.flow``)."""
+
     def __init__(self, facts: "ModuleFacts") -> None:
         self.f = facts
         self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names

@@ -18,7 +18,7 @@ from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .names import AnalysisOptions
 from .records import Binding, Cast, Creation, CtypesCall, FunctionNode, Key, ModuleContext, ScalarWrite, UnionFind
 from .scopes import LiteScope
-from .syntax import CREATION_LAST_NAMES, is_slice_subscript, positional, raw_view_of, unstarred, attr_name
+from .syntax import CREATION_LAST_NAMES, attr_name, is_slice_subscript, positional, raw_view_of, unstarred
 from .types import TypeResolver
 
 

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 
 class TensorKinds:
+    """Array and tensor kinds of one module's expressions (``facts.tensors``)."""
+
     def __init__(self, facts: "ModuleFacts") -> None:
         self.f = facts
         self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names

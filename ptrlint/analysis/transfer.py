@@ -33,6 +33,8 @@ _SIGNED_WRAP_CTYPES = frozenset({"ctypes.c_int64", "ctypes.c_long", "ctypes.c_lo
 
 
 class Transfer:
+    """The transfer functions of one module's facts (``facts.transfer``)."""
+
     def __init__(self, facts: "ModuleFacts") -> None:
         self.f = facts
         self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names

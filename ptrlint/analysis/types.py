@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 
 class TypeResolver:
+    """Type questions over one semantic model (``model.types``)."""
+
     def __init__(self, model: "SemanticModel") -> None:
         self.m = model
 
