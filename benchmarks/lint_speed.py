@@ -152,6 +152,9 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 "ptrlint_cold": [*ptrlint, "--no-cache", "."],
                 "ptrlint_warm": [*ptrlint, "."],
                 "ptrlint_cold_no_index": [*ptrlint, "--no-cache", "--no-project-index", "."] if no_index else [],
+                # an earlier revision of ptrlint side by side (--baseline): same files, same rounds
+                "baseline_cold": [*tools["baseline"], "--no-cache", "."] if tools.get("baseline") else [],
+                "baseline_warm": [*tools["baseline"], "."] if tools.get("baseline") else [],
                 "parse_floor": [sys.executable, "-P", "-c", PARSE_FLOOR, str(listing), str(args.jobs)],
             }
             if semgrep and rules and fraction == 1.0:
@@ -203,15 +206,30 @@ def main() -> int:
     parser.add_argument("--semgrep", default=None, help="semgrep executable (pip install semgrep)")
     parser.add_argument("--semgrep-rules", type=Path, default=SHARED_RULES if SHARED_RULES.is_file() else None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--baseline", default=None,
+                        help="also time this git revision of ptrlint (from a worktree), side by side in the same rounds")
+    parser.add_argument("--name", default="lint_speed", help="results file stem (benchmarks/results/NAME.{json,md})")
     args = parser.parse_args()
 
     tools = {"ruff": find_tool("ruff", args.ruff), "semgrep": find_tool("semgrep", args.semgrep),
              "rules": args.semgrep_rules}
+    worktree = None
+    if args.baseline:
+        worktree = Path(tempfile.mkdtemp(prefix="ptrlint-baseline-"))
+        subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(worktree), args.baseline],
+                       check=True, capture_output=True)
+        code = f"import sys; sys.path.insert(0, {str(worktree)!r}); from ptrlint.cli import main; sys.exit(main())"
+        tools["baseline"] = [sys.executable, "-P", "-c", code, "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
     trees: list[tuple[str, Path]] = []
     for name in args.tree or ["torch", "sglang", "flashinfer"]:
         trees.append((name, torch_tree() if name == "torch" else wheel_tree(name)))
     trees += [(p.name, p.resolve()) for p in args.path]
-    results = [bench_tree(label, path, args, tools) for label, path in trees]
+    try:
+        results = [bench_tree(label, path, args, tools) for label, path in trees]
+    finally:
+        if worktree is not None:
+            subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(worktree)],
+                           capture_output=True)
     versions = {}
     for name in ("ruff", "semgrep"):
         if tools[name]:
@@ -224,11 +242,12 @@ def main() -> int:
         "semgrep_repeats": args.semgrep_repeats,
         "versions": versions,
         "date": time.strftime("%Y-%m-%d"),
+        "baseline": args.baseline,
         "trees": results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "lint_speed.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "lint_speed.md").write_text(markdown(result))
+    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / f"{args.name}.md").write_text(markdown(result))
     print(markdown(result))
     return 0
 
@@ -263,6 +282,20 @@ def markdown(result: dict) -> str:
                 f"{f'{semgrep_ratio:.1f}x' if semgrep_ratio else '—'} | "
                 f"{mb('ptrlint_cold')} / {mb('ptrlint_warm')} / {mb('ruff')} / {mb('semgrep')} MB |"
             )
+    if result.get("baseline"):
+        out += ["", f"Side by side with `{result['baseline']}` (the baseline), same files and rounds:", "",
+                "| tree | cold: baseline / this | warm: baseline / this | cold / ruff: baseline → this "
+                "| warm / ruff: baseline → this |", "|---|---|---|---|---|"]
+        for tree in result["trees"]:
+            for row in tree["rows"]:
+                m, ratio = row["median_s"], row.get("ratio_to_ruff", {})
+                if "baseline_cold" not in m:
+                    continue
+                out.append(
+                    f"| {tree['tree']} ({row['fraction']:g}) | {m['baseline_cold']:.2f} / {m['ptrlint_cold']:.2f} s | "
+                    f"{m['baseline_warm']:.2f} / {m['ptrlint_warm']:.2f} s | "
+                    f"{ratio.get('baseline_cold', nan):.2f}x → {ratio.get('ptrlint_cold', nan):.2f}x | "
+                    f"{ratio.get('baseline_warm', nan):.2f}x → {ratio.get('ptrlint_warm', nan):.2f}x |")
     return "\n".join(out) + "\n"
 
 
