@@ -174,11 +174,30 @@ def parse_host(text: str, parse: Callable[[str], ast.Module]) -> ast.Module:
     return parse(text)
 
 
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _function_defs(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function definition, found through statement lists only (a ``def`` is a statement:
+    expressions, which are most of a tree, never hold one)."""
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+        for name in _STATEMENT_LISTS:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(children)
+    return out
+
+
 def _checks_out(tree: ast.Module, bodies: list[tuple[int, int]]) -> bool:
     """Every blanked range is the body of one device function, now a single ``...``."""
     found: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+    for node in _function_defs(tree):
+        if node.body:
             found[node.body[0].lineno] = node
     for first, last in bodies:
         node = found.get(first)

@@ -83,3 +83,22 @@ def test_a_syntax_error_outside_kernels_is_still_reported():
 
     with pytest.raises(ParseError):
         analyse(source, "m.py", Config(), ALL)
+
+
+def test_function_defs_are_found_through_statement_lists_alone():
+    """``_checks_out`` looks for blanked bodies among every ``def``; it walks statements only."""
+    import ast
+
+    from ptrlint.analysis.device import _function_defs
+
+    source = (
+        "def a():\n    def b():\n        pass\nclass C:\n    async def d(self):\n        pass\n"
+        "if x:\n    def e(): ...\nelse:\n    def f(): ...\n"
+        "try:\n    def g(): ...\nexcept E:\n    def h(): ...\nelse:\n    def i(): ...\nfinally:\n    def j(): ...\n"
+        "with m:\n    def k(): ...\nfor q in r:\n    def l(): ...\nwhile s:\n    def n(): ...\n"
+        "match v:\n    case 1:\n        def o(): ...\n"
+        "p = lambda: 0\n"
+    )
+    tree = ast.parse(source)
+    expected = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    assert {n.name for n in _function_defs(tree)} == expected == set("abdefghijklno")
