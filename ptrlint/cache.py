@@ -25,7 +25,7 @@ CACHEDIR_TAG = (
 )
 
 
-CACHE_FORMAT = "3"  # bump when the stored findings change shape (2: fixes carry intents; 3: index extras)
+CACHE_FORMAT = "4"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories)
 
 
 class Cache:

@@ -1,4 +1,4 @@
-"""Canonical name tables: dtypes, creation calls, casts, ctypes wrappers. Imports nothing.
+"""Canonical name tables: dtypes, creation calls, casts, ctypes wrappers. Imports only the address catalogue.
 
 Everything here is keyed by *qualified* names as the scope model (analysis/scopes.py) resolves them
 (``import torch as th; th.long`` -> ``torch.long``), never by the text a file happens to use.
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+
+from .addresses import PREFILTER_TOKENS
 
 
 class DtypeClass(Enum):
@@ -162,7 +164,7 @@ UNSAFE_FUNCTIONS = frozenset({
 # address helpers; `ctypes` covers `.ctypes.data`, `ctypes.addressof` and `ctypes.cast` (the
 # module is named at the call or in its import).
 _POINTER_WORDS = r"(?:\b|_)(?:ptrs?|pointers?|addrs?|address(?:es)?|[rldhvp]addrs?|[dh]ptrs?|devptrs?)(?:_|\b)"
-_POINTER_SOURCE_TOKENS = ("ctypes", "array_interface", "caching_allocator_alloc")
+_POINTER_SOURCE_TOKENS = ("ctypes", "array_interface", *PREFILTER_TOKENS)  # the address catalogue's words
 
 
 def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .addresses import PREFILTER_TOKENS
 from .config import DEFAULT_POINTER_NAMES, Config
 from .names import prefilter_regex, site_regex
 
@@ -16,7 +17,7 @@ def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[
     extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
     custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
     # every match of the regex contains one of these (lower-case) substrings
-    literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", "caching_allocator_alloc", *extra)
+    literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra)
     sites = site_regex(tuple(f.rpartition(".")[2] for f in config.buffer_factories))
     return prefilter_regex(extra), custom_names, literals, sites
 

@@ -8,6 +8,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..names import CREATION_CALLS, FILL_VALUE_INDEX, UNSAFE_FUNCTIONS
+from .factories import FactorySignature, factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
 from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, dotted,
@@ -153,4 +154,63 @@ class CallClassifier:
             self.m.link(attr_key, self.m.alias_key(value))
             if isinstance(where, ast.expr):  # a positional argument: the field names it
                 self.m.mark_target(value, where, name)
+
+    def record_factory_calls(self) -> None:
+        """Calls of factories (this module's, or through the project view another module's): the
+        call site is the creation, with the caller's data and dtype (analysis/factories.py)."""
+        m = self.m
+        local: dict[int, FactorySignature | None] = {}
+        external: str | None = None
+        for call in m.calls:
+            configured = m.creation_by_id.get(id(call))  # a `buffer-factories` call: the project may define it
+            if (configured is not None and configured.library is not None) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+                continue
+            function = m.types.function_called(call.func)
+            signature: FactorySignature | None = None
+            if function is not None:
+                if id(function) not in local:
+                    found = factory_signature(m, function)
+                    local[id(function)] = found[0] if found is not None else None
+                signature = local[id(function)]
+            elif m.view is not None and call.args:
+                external = m.types.external_callee(call.func)
+                if external is not None and m.view.is_project_symbol(external):  # type: ignore[attr-defined]
+                    signature = m.view.factory(external, m.options)  # type: ignore[attr-defined]
+            if signature is not None and configured is not None:
+                configured.substitutes = signature.substitution is not None
+                configured.factory = None if function is not None else external
+            elif signature is not None:
+                self.record_factory_call(call, signature, None if function is not None else external)
+
+    def record_factory_call(self, call: ast.Call, signature: FactorySignature, external: str | None) -> None:
+        args = positional(call)
+        data: ast.expr | None = None
+        if signature.data is not None:
+            data = args[signature.data] if len(args) > signature.data else None
+            if data is None and keyword(call, signature.data_name or "") is not None:
+                data = keyword(call, signature.data_name or "").value  # type: ignore[union-attr]
+            if data is None:
+                return  # nothing passed to build from
+        dtype: ast.expr | None = None
+        if signature.dtype is not None and len(args) > signature.dtype:
+            dtype = args[signature.dtype]
+        elif keyword(call, signature.dtype_name) is not None:
+            dtype = keyword(call, signature.dtype_name).value  # type: ignore[union-attr]
+        if dtype is None and not (signature.default_signed and signature.dtype_name == "dtype"):
+            return  # a default that is not signed (or no `dtype=` keyword to add)
+        creation = Creation(
+            call=call, qname=f"factory:{signature.name}", library=signature.library, dtype=dtype,
+            has_dtype_slot=not any(kw.arg is None for kw in call.keywords), data=data, fill=None,
+            scope=self.m.scope_of(_first_name(call.func)), implicit_signed=dtype is None, factory=external,
+            substitutes=signature.substitution is not None,
+        )
+        self.m.creations.append(creation)
+        self.m.creation_by_id[id(call)] = creation
+        self.m.uf.find(creation.key)
+
+
+def _first_name(node: ast.AST) -> ast.AST:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
 

@@ -9,6 +9,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+from ..addresses import tuple_address_position
 from .lattice import INDEX_SCALAR, Kind, Origin, Value, strongest
 from .records import Binding, Creation, FunctionNode, Key
 from .syntax import attr_name
@@ -31,6 +32,7 @@ class Flow:
     def __init__(self, facts: "ModuleFacts") -> None:
         self.f = facts
         self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+        self._entries: dict[Key, list[Key]] | None = None  # dict root -> its entry keys
 
     def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode, str, ast.Call]]], dict[Key, list[Key]],
                                     dict[Key, list[Creation]]]:
@@ -130,6 +132,18 @@ class Flow:
 
         return self.f.memoised(("r", memo_key), self.f.return_memo, memo_key, compute)
 
+    def entries(self, expr: ast.AST) -> list[Key]:
+        """The entry keys (``d["ptrs"]``, ``d["lens"]``) of the dict ``expr`` evaluates to."""
+        if self._entries is None:
+            self._entries = {}
+            c = self.c
+            for table in (c.bindings, c.adds, c.stores):
+                for key in table:
+                    if key[0] == "o" and isinstance(key[2], str) and key[2].startswith("["):
+                        self._entries.setdefault(self.f.root(key[1]), []).append(key)
+        key = self.c.key_of(expr)
+        return self._entries.get(self.f.root(key), []) if key is not None else []
+
     def key_value(self, key: Key | None) -> Value | None:
         if key is None:
             return None
@@ -210,7 +224,13 @@ class Flow:
         if binding.how == "telem":
             assert isinstance(binding.expr, ast.Call)
             target = c.types.function_called(binding.expr.func)
-            return self.returned_value(target, binding.expr, binding.index) if target is not None else None
+            if target is not None:
+                return self.returned_value(target, binding.expr, binding.index)
+            position = tuple_address_position(attr_name(binding.expr.func))
+            if position is not None:  # `err, ptr = cudart.cudaMalloc(n)`: item 1 is the address, item 0 the status
+                whole = self.f.value(binding.expr)
+                return whole.as_kind(Kind.SCALAR) if whole is not None and binding.index == position else None
+            return None
         if binding.how == "index":
             return INDEX_SCALAR
         if binding.how == "expr" and isinstance(binding.expr, ast.Call) and id(binding.expr) in c.creation_by_id:

@@ -18,7 +18,7 @@ from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .names import AnalysisOptions
 from .records import Binding, Cast, Creation, CtypesCall, FunctionNode, Key, ModuleContext, ScalarWrite, UnionFind
 from .scopes import LiteScope
-from .syntax import CREATION_LAST_NAMES, attr_name, is_slice_subscript, positional, raw_view_of, unstarred
+from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, positional, raw_view_of, unstarred
 from .types import TypeResolver
 
 
@@ -63,6 +63,7 @@ class SemanticModel:
         self.method_class: dict[int, int] = {}  # id(method) -> id(class)
         self.method_kinds: dict[int, str] = {}  # id(method) -> "instance" | "class" | "static"
         self.module_constants: dict[str, ast.expr] = {}  # module-level NAME = <expr> bound once
+        self.patches: list[tuple[ast.Attribute, ast.expr]] = []  # module-level `torch.empty = _empty`
         self.imports_numpy = False
         self.edges: list[tuple[Key, Key]] = []  # aliasing recorded during the traversal
         # (location, creation): a creation stored into a name or attribute. Directional: what is written
@@ -102,9 +103,13 @@ class SemanticModel:
             node = node.value
         if not isinstance(node, ast.Name):
             return set()
-        base = self.scope_of(node).qualified(node.id)
+        scope = self.scope_of(node)
+        base = scope.qualified(node.id)
         if base is None:
-            return set()
+            alias = self.module_constants.get(node.id)  # `_empty = torch.empty` at module level: its alias
+            if alias is None or not isinstance(alias, (ast.Name, ast.Attribute)) or scope.resolve(node.id) is not self.module_scope:
+                return set()
+            return {".".join([q, *reversed(parts)]) for q in self.qualified_names(alias)} if alias is not node else set()
         return {".".join([base, *reversed(parts)])}
 
     def name_key(self, node: ast.Name) -> Key:
@@ -123,6 +128,10 @@ class SemanticModel:
             return self.attribute_key(base, node.attr)
         if isinstance(node, ast.Call) and self.is_creation_call(node):
             return ("c", id(node))
+        entry = entry_name(node)
+        if entry is not None:  # `d["ptrs"]`: one entry of a dict, a location of its own
+            base = self.key_of(node.value)  # type: ignore[attr-defined]
+            return self.attribute_key(base, entry) if base is not None else None
         return None
 
     def attribute_key(self, base: Key, attr: str) -> Key:
@@ -152,7 +161,7 @@ class SemanticModel:
     def alias_root(self, expr: ast.expr, through_index: bool = False) -> ast.expr:
         """Strip views, slices and value-preserving calls: ``self.buf[:n].numpy()`` -> ``self.buf``."""
         while True:
-            if isinstance(expr, ast.Subscript) and (through_index or is_slice_subscript(expr)):
+            if isinstance(expr, ast.Subscript) and entry_name(expr) is None and (through_index or is_slice_subscript(expr)):
                 expr = expr.value
             elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRIBUTES:
                 expr = expr.value
@@ -185,7 +194,10 @@ class SemanticModel:
                     for t, v in zip(elements, value.elts):
                         self.bind(t, Binding("expr", v, binding.node))
                 return
-            if binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            if (binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                    and value.func.attr == "items" and not value.args and len(elements) == 2):
+                self.bind(elements[1], Binding("elem", value, binding.node))  # `for k, v in d.items()`: v
+            elif binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
                 args = positional(value)
                 if value.func.id == "enumerate" and len(elements) == 2 and args:
                     self.bind(elements[0], Binding("index", value, binding.node))
@@ -197,7 +209,7 @@ class SemanticModel:
                 for i, t in enumerate(elements):  # a, b = f(): item i of what f returns
                     self.bind(t, Binding("telem", value, binding.node, i))
             return
-        if isinstance(target, ast.Subscript):
+        if isinstance(target, ast.Subscript) and entry_name(target) is None:
             self.add(self.stores, self.alias_key(target.value), Binding("expr", binding.expr, binding.node))
             return
         key = self.key_of(target)
@@ -206,7 +218,24 @@ class SemanticModel:
         self.add(self.bindings, key, binding)
         if binding.how == "expr":
             self.link(key, self.alias_key(binding.expr))
-            self.mark_target(binding.expr, target)
+            entry = entry_name(target)
+            self.mark_target(binding.expr, target, entry[1:-1] if entry else None)
+            self.bind_entries(key, binding)
+
+    def bind_entries(self, key: Key, binding: Binding) -> None:
+        """``d = {"ptrs": [...], "lens": [...]}`` or ``dict(ptrs=...)``: each entry is bound apart."""
+        value = binding.expr
+        pairs: list[tuple[str, ast.expr, ast.AST]] = []
+        if isinstance(value, ast.Dict):
+            pairs = [(k.value, v, k) for k, v in zip(value.keys, value.values)
+                     if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            pairs = [(kw.arg, kw.value, kw) for kw in value.keywords if kw.arg]
+        for name, item, where in pairs:
+            entry = self.attribute_key(key, f"[{name}]")
+            self.add(self.bindings, entry, Binding("expr", item, where))
+            self.link(entry, self.alias_key(item))
+            self.mark_target(item, where, name)
 
     def mark_target(self, value: ast.expr, target: ast.AST, name: str | None = None) -> None:
         """Remember the assigned name of the creation call inside ``value`` (name evidence)."""

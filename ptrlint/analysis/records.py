@@ -32,6 +32,9 @@ class Creation:
     target_node: ast.AST | None = None
     like_source: ast.expr | None = None  # `empty_like(src)`, `src.new_zeros(n)`: the dtype comes from `src`
     in_raises: bool = False  # inside `with pytest.raises(...)`: a deliberate failure, not a finding
+    implicit_signed: bool = False  # a factory call given no dtype: the factory's default is signed
+    factory: str | None = None  # a call of another module's factory: its qualified name
+    substitutes: bool = False  # the factory puts a signed dtype in place of an unsigned one asked for
 
     @property
     def key(self) -> Key:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..project.layout import resolve_relative
 from .records import Binding, FunctionNode, Key, ScalarWrite
-from .syntax import AUG_ARITHMETIC, RAISES_METHODS, attr_name, dotted, keyword
+from .syntax import AUG_ARITHMETIC, RAISES_METHODS, attr_name, dotted, entry_name, keyword
 
 if TYPE_CHECKING:
     from .facts import FactCollector
@@ -112,8 +112,10 @@ def visit_Assign(c: "FactCollector", node: ast.Assign) -> None:
     for target in node.targets:
         c.m.bind_target(target)
         c.m.bind(target, Binding("expr", node.value, node))
-        if isinstance(target, ast.Subscript):
+        if isinstance(target, ast.Subscript) and entry_name(target) is None:  # `d["ptrs"] = ...` binds an entry
             c.m.scalar_writes.append(ScalarWrite(node, target.value, node.value, "setitem", c.raises > 0))
+        elif isinstance(target, ast.Attribute) and c.m.scope is c.m.module_scope and isinstance(node.value, ast.Name):
+            c.m.patches.append((target, node.value))  # a monkey-patched constructor (`torch.empty = _empty`)
         elif isinstance(target, ast.Name) and c.m.scope is c.m.module_scope:
             # module constants (`_TWO_64 = 1 << 64`); a name bound twice is not a constant
             known = target.id in c.m.module_constants

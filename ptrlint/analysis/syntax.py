@@ -23,6 +23,31 @@ def string_value(node: ast.AST | None) -> str | None:
     return None
 
 
+def entry_name(node: ast.AST) -> str | None:
+    """``d["ptrs"]``: a subscript by a constant string names an entry of its own (``"[ptrs]"``), a
+    storage location apart from the other entries of the same dict, never an element of it."""
+    if isinstance(node, ast.Subscript):
+        key = string_value(node.slice)
+        if key is not None:
+            return f"[{key}]"
+    return None
+
+
+def ctypes_fields(node: ast.ClassDef) -> dict[str, ast.expr]:
+    """``_fields_ = [("src", c_int64), ...]`` in a class body: {name: type}, in order."""
+    fields: dict[str, ast.expr] = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and any(attr_name(t) == "_fields_" for t in stmt.targets):
+            value = stmt.value
+            if isinstance(value, (ast.List, ast.Tuple)):
+                for item in value.elts:
+                    if isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) >= 2:
+                        name = string_value(item.elts[0])
+                        if name is not None:
+                            fields[name] = item.elts[1]
+    return fields
+
+
 def is_slice_subscript(node: ast.Subscript) -> bool:
     index = node.slice
     if isinstance(index, ast.Slice):

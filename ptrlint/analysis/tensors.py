@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from .records import Key
-from .syntax import attr_name, is_slice_subscript
+from .syntax import attr_name, entry_name, is_slice_subscript
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
@@ -66,17 +66,31 @@ class TensorKinds:
             ):
                 return self.is_torch_tensor(expr.func.value)
             return False
-        key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) or entry_name(expr) else None
         if key is None:
             return False
         if key in self._torch_memo:
             return self._torch_memo[key]
         self._torch_memo[key] = False
-        result = any(self.is_torch_annotation(a) for a in c.annotations.get(key, [])) or any(
-            b.how == "expr" and self.is_torch_tensor(b.expr) for b in c.bindings.get(key, [])
-        )
+        bindings = c.bindings.get(key, [])
+        if any(b.how == "expr" and self.is_python_list(b.expr) for b in bindings):
+            result = False  # `ptrs = [0] * n` ... `ptrs = torch.tensor(ptrs)`: a list where it is written into
+        else:
+            result = any(self.is_torch_annotation(a) for a in c.annotations.get(key, [])) or any(
+                b.how == "expr" and self.is_torch_tensor(b.expr) for b in bindings
+            )
         self._torch_memo[key] = result
         return result
+
+    def is_python_list(self, expr: ast.AST) -> bool:
+        """A Python list: a display, a comprehension, ``[0] * n`` or ``list(...)``."""
+        if isinstance(expr, (ast.List, ast.ListComp)):
+            return True
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            return isinstance(expr.left, ast.List) or isinstance(expr.right, ast.List)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            return "builtins.list" in self.c.qualified_names(expr.func)
+        return False
 
     def is_torch_annotation(self, annotation: ast.AST) -> bool:
         """``torch.Tensor``, ``Optional[torch.Tensor]``, ``torch.Tensor | None``; not ``dict[str, torch.Tensor]``."""

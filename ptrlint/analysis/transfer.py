@@ -9,20 +9,18 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
 from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
+from .address_apis import AddressAPIs
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
 from .names import NamePatterns
-from .syntax import attr_name, dotted, is_slice_subscript, positional
+from .syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
 
 TWO_64 = 1 << 64
-KNOWN_ADDRESS_ATTRIBUTES = {  # symmetric-memory handles
-    "buffer_ptrs": Kind.SEQ, "buffer_ptrs_dev": Kind.SEQ, "signal_pad_ptrs": Kind.SEQ, "signal_pad_ptrs_dev": Kind.SEQ,
-    "multicast_ptr": Kind.SCALAR,
-}
-KNOWN_ADDRESS_FUNCTIONS = frozenset({"torch.cuda.caching_allocator_alloc", "torch.cuda.memory.caching_allocator_alloc"})
+KNOWN_ADDRESS_ATTRIBUTES = {name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()}
 _SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "nbytes", "itemsize", "ndim", "size", "strides"})
 _INDEX_FUNCTIONS = frozenset({
@@ -38,6 +36,7 @@ class Transfer:
     def __init__(self, facts: "ModuleFacts") -> None:
         self.f = facts
         self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+        self.apis = AddressAPIs(facts)
 
     def compute(self, expr: ast.AST) -> Value | None:
         c = self.c
@@ -108,6 +107,10 @@ class Transfer:
                 return self.f.value(base.args[0])
         if attr in KNOWN_ADDRESS_ATTRIBUTES:
             return Value(KNOWN_ADDRESS_ATTRIBUTES[attr], Origin.RAW, ((expr, f"pointer values: `.{attr}`"),))
+        if attr == "ptr" and self.apis.cupy_memory(base, 0):
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.ptr` of a CuPy memory pointer"),))
+        if attr == "value" and isinstance(base, ast.Attribute) and base.attr in CTYPES_POINTER_ATTRIBUTES:
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, f"pointer value: `.{base.attr}.value`"),))
         if attr in _SIZE_ATTRIBUTES:
             return INDEX_SEQ if attr in ("shape", "strides") else INDEX_SCALAR
         if attr in VIEW_ATTRIBUTES:
@@ -128,6 +131,12 @@ class Transfer:
 
     def subscript_value(self, expr: ast.Subscript) -> Value | None:
         inner_value = expr.value
+        if entry_name(expr) is not None:  # `d["ptrs"]`: what that entry holds, never another entry's values
+            return self.f.flow.key_value(self.c.key_of(expr))
+        if isinstance(inner_value, ast.Call) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
+            position = tuple_address_position(attr_name(inner_value.func))
+            if position is not None and expr.slice.value != position:
+                return None  # `cudart.cudaMalloc(n)[0]`: the status code
         if (
             isinstance(inner_value, ast.Subscript)
             and isinstance(inner_value.value, ast.Attribute)
@@ -238,6 +247,8 @@ class Transfer:
             method = func.attr
             if method == "data_ptr" and not call.args and not call.keywords:
                 return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
+            if method in POINTER_METHODS and not call.args and not call.keywords:
+                return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{method}()`"),))
             if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
                 inner = self.f.value(func.value)
                 if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
@@ -251,6 +262,15 @@ class Transfer:
             if method == "item":
                 inner = self.f.value(func.value)
                 return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
+            if method in ("values", "items") and not call.args:  # a dict's entries, joined
+                entries = self.f.flow.entries(func.value)
+                if entries:
+                    joined = strongest(self.f.flow.key_value(e) for e in entries)
+                    return joined.as_kind(Kind.SEQ) if joined is not None else None
+            if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
+                base = c.key_of(func.value)
+                if base is not None:  # `d.get("ptrs")`: that entry
+                    return self.f.flow.key_value(c.attribute_key(base, f"[{string_value(args[0])}]"))
 
             if method in _SIZE_METHODS:
                 return INDEX_SCALAR
@@ -258,8 +278,9 @@ class Transfer:
         last = attr_name(func)
         if "ctypes.addressof" in qnames:
             return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `ctypes.addressof()`"),))
-        if qnames & KNOWN_ADDRESS_FUNCTIONS:
-            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()`"),))
+        catalogued = self.apis.call(call, qnames, last)
+        if catalogued is not None:
+            return catalogued
         funcs = self.options.pointer_functions
         if funcs and (last in self.options.pointer_function_names or qnames & funcs):
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: configured pointer function `{last}()`"),))

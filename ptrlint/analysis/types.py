@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..names import DtypeClass, ELEMENT_TYPE_NAMES, classify_qualified_dtype, classify_string_dtype
 from .records import FunctionNode, Key
-from .syntax import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, attr_name, dotted, string_value
+from .syntax import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, attr_name, ctypes_fields, dotted, string_value
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -176,7 +176,8 @@ class TypeResolver:
         return None
 
     def class_fields(self, class_id: int | str) -> list[str]:
-        """Fields of a NamedTuple or dataclass in declaration order (what positional arguments bind)."""
+        """Fields of a NamedTuple, dataclass or ctypes Structure in declaration order (what positional
+        arguments bind)."""
         if isinstance(class_id, str):
             return self.m.view.class_fields(class_id) if self.m.view is not None else []  # type: ignore[attr-defined]
         node = self.m.class_nodes.get(class_id)
@@ -186,7 +187,9 @@ class TypeResolver:
                           for b in node.bases)
         dataclass_ = any(attr_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list)
         if not (named_tuple or dataclass_):
-            return []
+            structure = any(q.startswith("ctypes.") and q.endswith(("Structure", "Union"))
+                            for b in node.bases for q in self.m.qualified_names(b))
+            return list(ctypes_fields(node)) if structure else []  # ctypes: `_fields_` in order
         fields = []
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):

@@ -14,7 +14,8 @@ from .records import FunctionNode
 from .syntax import attr_name, dotted, positional
 from .uses import (COLLECTIVE_KEYWORDS, COLLECTIVES, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
                    ORDER_METHODS, READBACK_FUNCTIONS, READBACK_METHODS, READY_FUNCTIONS, READY_METHODS,
-                   SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, Use, UseKind)
+                   SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, COPY_FUNCTIONS,
+                   COPY_METHODS, Use, UseKind)
 
 if TYPE_CHECKING:
     from .consumers import Consumers
@@ -28,6 +29,15 @@ class UseClassifier:
         self.facts, self.c, self.view, self.module = consumers.facts, consumers.c, consumers.view, consumers.module
         self.module_name, self.path = consumers.module_name, consumers.path
         self.int64_consumers, self.uint64_consumers = consumers.int64_consumers, consumers.uint64_consumers
+
+    @staticmethod
+    def copied(call: ast.Call, name: str, after: bool) -> list[Use]:
+        """A derived copy of the table (``.repeat()``, ``torch.stack``): it carries the dtype, so the
+        finding at the source lists it; reads nothing itself (its own uses are followed)."""
+        if name not in COPY_METHODS and name not in COPY_FUNCTIONS:
+            return []
+        spelled = name.rpartition(".")[2]
+        return [Use(UseKind.READY, call, f"`{spelled}` copy carries this dtype", after, metadata=True, copy=True)]
 
     def is_index_table(self, index: ast.AST) -> bool:
         """``table[idx]`` with an index tensor or list (a gather), not a Python int."""
@@ -71,7 +81,7 @@ class UseClassifier:
         if method in SAME_TABLE_METHODS or method == "view":
             if method in ("to", "type") and args and self.is_dtype(args[0]):
                 return [Use(UseKind.READY, call, "converted to another dtype")]
-            return self.u.context(call, numpy, after, depth + 1, visited)
+            return self.copied(call, method, after) + self.u.context(call, numpy, after, depth + 1, visited)
         if method in WRITE_METHODS:
             return [Use(UseKind.READY, call, f"`.{method}()`", write=True)]
         if method in READY_METHODS:
@@ -156,7 +166,8 @@ class UseClassifier:
             same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
             if any(q.startswith("numpy.") for q in qnames):
                 same_numpy = True
-            return self.u.context(call, same_numpy, after, depth + 1, visited)
+            name = next(iter(sorted(qnames & SAME_TABLE_FUNCTIONS)))
+            return self.copied(call, name, after) + self.u.context(call, same_numpy, after, depth + 1, visited)
         if qnames & READY_FUNCTIONS:
             return [Use(UseKind.READY, call, f"`{spelled}()`")]
         if qnames & READBACK_FUNCTIONS:

@@ -33,6 +33,7 @@ class Use:
     write: bool = False  # writes into the table (element store, `copy_`/`fill_` on it): reads no value
     metadata: bool = False  # reads only the dtype, shape or device
     opaque: bool = False  # a call into compiled code outside the project: it may read or fill the table
+    copy: bool = False  # a derived copy (`.repeat()`, `torch.stack`): carries the dtype; a related location
 
     @property
     def exposed(self) -> bool:
@@ -82,7 +83,7 @@ def describe(use: Use, path: str | None = None) -> str:
 SAME_TABLE_METHODS = (PASSTHROUGH_METHODS - {"tolist", "numpy"}) | frozenset({
     "expand", "expand_as", "repeat", "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind",
     "roll", "gather", "take", "masked_select", "index", "__getitem__", "as_strided", "movedim", "swapaxes",
-    "sort", "unique", "type_as",
+    "sort", "unique", "type_as", "repeat_interleave", "tile",
 })
 READY_METHODS = frozenset({
     "data_ptr", "numel", "size", "dim", "stride", "element_size", "is_contiguous", "nbytes", "untyped_storage",
@@ -101,7 +102,13 @@ ORDER_METHODS = frozenset({
     "clamp", "clamp_", "clip", "topk", "kthvalue", "median", "abs", "neg", "div", "div_", "floor_divide",
     "remainder", "fmod", "mean",
 })
-INT64_METHODS = UNSAFE_METHODS - ORDER_METHODS | frozenset({"repeat_interleave", "index_fill_", "scatter_add_"})
+INT64_METHODS = UNSAFE_METHODS - ORDER_METHODS | frozenset({"index_fill_", "scatter_add_"})
+# Copies that keep the table's dtype and values (torch 2.13 has uint64 kernels for all of them):
+# one finding at the source, the copies among its related locations.
+COPY_METHODS = frozenset({"repeat_interleave", "repeat", "tile", "clone", "contiguous", "copy"})
+COPY_FUNCTIONS = frozenset({"torch.repeat_interleave", "torch.stack", "torch.cat", "torch.concat", "torch.tile",
+                            "torch.clone", "numpy.repeat", "numpy.tile", "numpy.stack", "numpy.concatenate",
+                            "numpy.copy"})
 ORDER_FUNCTIONS = frozenset({
     "torch.searchsorted", "torch.bucketize", "torch.max", "torch.min", "torch.amax", "torch.amin", "torch.argmax",
     "torch.argmin", "torch.clamp", "torch.lt", "torch.gt", "torch.le", "torch.ge", "torch.remainder",
@@ -114,7 +121,7 @@ SAME_TABLE_FUNCTIONS = frozenset({
     "torch.broadcast_to", "torch.tensor", "numpy.asarray", "numpy.array", "numpy.ascontiguousarray",
     "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.copy", "numpy.take", "numpy.reshape",
     "numpy.sort", "numpy.unique", "numpy.frombuffer", "builtins.list", "builtins.tuple", "builtins.sorted",
-    "builtins.reversed",
+    "builtins.reversed", "torch.repeat_interleave", "torch.tile", "numpy.repeat", "numpy.tile",
 })
 LIKE_FUNCTIONS = frozenset({"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like",
                              "numpy.empty_like", "numpy.zeros_like", "numpy.ones_like"})

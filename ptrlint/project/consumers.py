@@ -20,6 +20,8 @@ from ..analysis.consumers import Consumers
 from ..analysis.uses import Use
 from ..analysis.device import parse_host
 from ..analysis.facts import FactCollector
+from ..analysis.factories import FactorySignature, factory_signature
+from ..analysis.records import FunctionNode
 from ..analysis.records import ModuleContext
 from ..analysis.names import AnalysisOptions
 from ..analysis.source import SourceMap
@@ -98,8 +100,9 @@ class ProjectConsumers:
             self._answers[key] = self._parameter(qname, locate, position, keyword, options, depth)
         return self._answers[key]
 
-    def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                   keyword: str | None, options: AnalysisOptions, depth: int) -> list[Use] | None:
+    def _function(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], options: AnalysisOptions,
+                  depth: int = 0) -> tuple[_Module, FunctionNode] | None:
+        """The module and the function (``f`` or ``Cls.m``) that ``qname`` names, following re-exports."""
         found = locate(qname)
         if found is None or depth > 4:
             return None
@@ -120,8 +123,26 @@ class ProjectConsumers:
             target = c.module_scope.imports.get(head)  # `from .impl import f` re-exported here
             if target is None:
                 return None
-            return self.parameter(".".join([target, *([method] if method else [])]), locate, position, keyword,
-                                  options, depth + 1)
+            return self._function(".".join([target, *([method] if method else [])]), locate, options, depth + 1)
+        return module, function
+
+    def factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
+                options: AnalysisOptions) -> FactorySignature | None:
+        """The factory signature of the function ``qname`` names (analysis/factories.py), if it is one."""
+        key = ("factory", qname, id(options))
+        if key not in self._answers:
+            found = self._function(qname, locate, options)
+            signature = factory_signature(found[0].facts.c, found[1]) if found is not None else None
+            self._answers[key] = signature[0] if signature is not None else None  # type: ignore[assignment]
+        return self._answers[key]  # type: ignore[return-value]
+
+    def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
+                   keyword: str | None, options: AnalysisOptions, depth: int) -> list[Use] | None:
+        found = self._function(qname, locate, options, depth)
+        if found is None:
+            return None
+        module, function = found
+        c = module.facts.c
         args = function.args
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
         if c.method_kinds.get(id(function)) in ("instance", "class") and params:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..analysis.source import SourceMap
 from ..analysis.lattice import Kind, Location, Origin, Value
+from ..analysis.substitutions import REQUEST, asks_unsigned
 from ..analysis.values import ModuleFacts
 
 
@@ -143,6 +144,13 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
             value = keep(facts.class_value(facts.root(key)))
             if value is not None:
                 out.names[key[2]] = value
+    for creation in c.creations:  # pointer tables asked of another module's dtype-substituting factory
+        if creation.factory is not None and creation.substitutes and asks_unsigned(facts, creation):
+            held = facts.pointer_holding(creation)
+            value = keep(held.with_evidence(creation.call, f"asks `{creation.factory.rpartition('.')[2]}` for an "
+                                                           "unsigned table that holds addresses") if held else None)
+            if value is not None:
+                out.external_writes[f"{creation.factory}.{REQUEST}"] = value
     out.exports = dict(c.module_scope.imports)
     out.imports = sorted({q.rpartition(".")[0] if q.count(".") else q for q in c.module_scope.imports.values()})
     return out

@@ -11,6 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..analysis.factories import FactorySignature
 from ..analysis.lattice import Location, Value
 from .consumers import ProjectConsumers
 from .layout import module_file, namespace_file
@@ -166,6 +167,13 @@ class ProjectView:
         self._record("consumers", qname, _fingerprint(answer))
         return answer
 
+    def factory(self, qname: str, options: object) -> FactorySignature | None:
+        """The factory signature of ``qname`` (another module's function), read from its module."""
+        self.options = options
+        answer = self.consumers.factory(qname, self._module_file, options)  # type: ignore[arg-type]
+        self._record("factory", qname, answer.to_json() if answer is not None else None)
+        return answer
+
     def external_writes(self, class_qname: str, attr: str) -> list[Value]:
         """Pointer values other modules write into ``class_qname.attr`` (a class of this module)."""
         target = f"{class_qname}.{attr}"
@@ -205,6 +213,8 @@ def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str,
             position, _, keyword = what[len("pconsumers["):-1].partition("|")
             probe.param_consumers(qname, None if position == "None" else int(position),
                                   None if keyword == "None" else keyword, view.options)
+        elif what == "factory" and view.options is not None:
+            probe.factory(qname, view.options)
         elif what == "into":
             cls, _, attr = qname.rpartition(".")
             probe.external_writes(cls, attr)

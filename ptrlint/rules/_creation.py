@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 
 from ..analysis.uses import FixKind, describe
 from ..analysis.records import Creation
-from ..analysis.lattice import Origin, Value
+from ..analysis.lattice import Location, Origin, Value
 from ..fixes import append_keyword, replace_dtype, spell
 from ..model import Intent
 from ..names import (
@@ -89,6 +89,10 @@ def copy_evidence(ctx: RuleContext, creation: Creation) -> tuple[tuple[ast.AST, 
         value = ctx.facts.pointer_holding(copy)
         if value is not None and value.origin is Origin.RAW:
             out.append((copy.call, f"`{copy.qname.rpartition('.')[2]}` copy inherits this dtype and holds addresses"))
+    copies = {id(use.node): use for use in ctx.consumers.of_creation(creation)  # `.repeat()`, `torch.stack`, ...
+              if use.copy and not isinstance(use.node, Location)}
+    for use in sorted(copies.values(), key=lambda u: (u.node.lineno, u.node.col_offset)):  # type: ignore[union-attr]
+        out.append((use.node, use.why))  # type: ignore[arg-type]
     return tuple(out)
 
 
@@ -186,7 +190,7 @@ def implicit_dtype_applies(ctx: RuleContext, creation: Creation, evidence: Value
     ``*_like``/``new_*`` from a source that is not itself an address table."""
     if creation.dtype is not None or not creation.has_dtype_slot:
         return False
-    if creation.qname in IMPLICIT_DTYPE_CALLS:
+    if creation.qname in IMPLICIT_DTYPE_CALLS or creation.implicit_signed:
         return True
     if creation.like_source is None or evidence.origin is not Origin.RAW:
         return False

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator
 
-from ..analysis.records import CtypesCall
+from ..analysis.ctypes_slots import CtypesSlots
+from ..analysis.scopes import LiteScope
 from ..analysis.lattice import Kind
 from ..fixes import import_name_intents
 from ..model import Intent
@@ -21,7 +22,13 @@ class CtypesSignedPointer(Rule):
     doc = """
 ## What it does
 Flags a pointer value passed to `ctypes.c_long`, `c_int64`, `c_longlong`, `c_ssize_t`, or a
-narrower ctypes integer such as `c_int`.
+narrower ctypes integer such as `c_int`. It also flags ctypes storage of such a type that
+receives addresses, and reports it at the type:
+- pointer views: `ctypes.cast(a, ctypes.POINTER(ctypes.c_int64))[i] = t.data_ptr()`;
+- arrays: `(c_int64 * n).from_address(a)` or `(c_int64 * n)()` with addresses assigned to its
+  elements, and `(c_int64 * n)(*ptrs)`;
+- `ctypes.Structure` and `Union` fields declared `c_int64` in `_fields_` that receive addresses
+  (`args.src = p`, `Args(src=p)`, `Args(p, ...)`).
 
 ## Why is this bad?
 `c_int64(addr)` silently wraps an address >= 2**63 to a negative number, and the C side gets
@@ -48,6 +55,7 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
 """
     VALID = (
         "import ctypes\nctypes.c_void_p(t.data_ptr())\n",
+        "import ctypes\nview = ctypes.cast(a, ctypes.POINTER(ctypes.c_int64))\nview[0] = n\n",
         "import ctypes\nctypes.c_uint64(t.data_ptr())\n",
         "import ctypes\nctypes.c_int(n)\n",
     )
@@ -59,6 +67,16 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
         Invalid(
             "from ctypes import c_longlong\naddr = buf.ctypes.data\nc_longlong(addr)\n",
             "from ctypes import c_longlong, c_uint64\naddr = buf.ctypes.data\nc_uint64(addr)\n",
+        ),
+        Invalid(
+            "import ctypes\nview = ctypes.cast(a, ctypes.POINTER(ctypes.c_int64))\nview[0] = t.data_ptr()\n",
+            "import ctypes\nview = ctypes.cast(a, ctypes.POINTER(ctypes.c_uint64))\nview[0] = t.data_ptr()\n",
+        ),
+        Invalid(
+            "import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [(\"src\", ctypes.c_int64)]\n"
+            "args = Args(src=t.data_ptr())\n",
+            "import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [(\"src\", ctypes.c_uint64)]\n"
+            "args = Args(src=t.data_ptr())\n",
         ),
         Invalid(
             "import ctypes\nctypes.c_int(t.data_ptr())\n",
@@ -79,17 +97,25 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
             safe = call.ctype in CTYPES_SIGNED64
             effect = "wraps addresses >= 2**63 to negative" if safe else "truncates the address"
             message = f"pointer value wrapped in signed ctypes `{call.ctype}`, which {effect}; use `c_uint64` or `c_void_p`"
-            yield Diagnostic(ctx.span(call.call), message, self._intents(ctx, call), safe, "Use c_uint64", value.evidence)
+            yield Diagnostic(ctx.span(call.call), message, self._intents(ctx, call.call.func, call.scope), safe,
+                             "Use c_uint64", value.evidence)
+        for slot in CtypesSlots(ctx.facts).slots():  # pointer views, arrays and struct fields typed signed
+            safe = slot.ctype in CTYPES_SIGNED64
+            effect = "wraps addresses >= 2**63 to negative" if safe else "truncates the address"
+            message = (f"pointer value written into a {slot.what} typed `{slot.ctype}`, which {effect}; "
+                       "declare it `c_uint64` (or `c_void_p`)")
+            yield Diagnostic(ctx.span(slot.type_node), message, self._intents(ctx, slot.type_node, slot.scope), safe,
+                             "Use c_uint64", slot.value.evidence)
 
     @staticmethod
-    def _intents(ctx: RuleContext, call: CtypesCall) -> Callable[[], list[Intent] | None]:
+    def _intents(ctx: RuleContext, func: ast.expr, scope: LiteScope | None) -> Callable[[], list[Intent] | None]:
+        """``ctypes.c_int64`` -> ``ctypes.c_uint64``; a from-imported ``c_int64`` -> ``c_uint64`` (imported)."""
         def intents() -> list[Intent] | None:
-            func = call.call.func
             start, end = ctx.span(func)
             if isinstance(func, ast.Attribute):
                 return [Intent(start, end, "rename_attribute", "c_uint64")]
             if isinstance(func, ast.Name):
-                imports = import_name_intents(ctx.module, ctx.source, "ctypes", "c_uint64", call.scope)
+                imports = import_name_intents(ctx.module, ctx.source, "ctypes", "c_uint64", scope)
                 if imports is None:
                     return None
                 return [Intent(start, end, "replace_name", "c_uint64"), *imports]

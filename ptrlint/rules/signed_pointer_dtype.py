@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..analysis.substitutions import Substitution, substitutions
+from ..fixes import replace_dtype
+from ..model import Intent
 from ..names import DtypeClass
 from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations
 from .base import Diagnostic, Invalid, Rule, RuleContext
@@ -19,6 +22,11 @@ class SignedPointerDtype(Rule):
 Flags a tensor or array that holds memory addresses (`data_ptr()`, `.ctypes.data`,
 `ctypes.addressof`, `__array_interface__["data"][0]`, ...) and is created with a signed 64-bit
 dtype: `torch.int64`, `torch.long`, `np.int64`, `np.intp`, `np.longlong`, `"int64"`, or `int`.
+A call of a project factory (`to_table(ptrs, torch.int64)`, defined in any module) is such a
+creation. So is a wrapper that *substitutes* a signed dtype for the `torch.uint64` its callers ask
+for (`torch.int64 if dtype == torch.uint64 else dtype`, also a monkey-patched `torch.empty`); it is
+reported at the substitution, with its callers' evidence, and its fix is unsafe because every
+caller's buffer changes.
 
 ## Why is this bad?
 Device addresses can exceed 2**63 - 1 (Intel XPU, some ROCm and unified-memory setups).
@@ -123,3 +131,20 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
                 if ctx.consumers.ints.values_leave(ctx.consumers.of_creation(creation)) is None:
                     continue
             yield dtype_diagnostic(ctx, creation, info, evidence, message, by_consumers=True)
+        for substitution in substitutions(ctx.facts):  # wrappers that hand signed tables to pointer requests
+            yield self._substitution(ctx, substitution)
+
+    @staticmethod
+    def _substitution(ctx: RuleContext, found: Substitution) -> Diagnostic:
+        dtype = found.dtype
+        name = found.function.name
+        message = (f"`{name}` substitutes signed `{ctx.code(dtype)}` for the unsigned dtype its callers ask for, so the "
+                   "pointer tables it makes overflow or turn negative for addresses >= 2**63; keep the unsigned dtype")
+        qname = ctx.facts.c.types.dtype_qname(dtype) or "torch.int64"
+        library = "numpy" if qname.startswith("numpy.") else "torch"
+
+        def intents() -> list[Intent] | None:
+            return replace_dtype(ctx.module, ctx.source, dtype, library, ctx.facts.c.scope_of(dtype), qname)
+
+        title = "Keep the unsigned dtype the callers ask for (unsafe: every caller's table becomes uint64)"
+        return Diagnostic(ctx.span(dtype), message, intents, False, title, found.evidence)

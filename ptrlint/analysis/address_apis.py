@@ -1,0 +1,50 @@
+"""Values of the address catalogue (ptrlint/addresses.py): which calls and attributes evaluate to
+addresses, for the transfer functions (:mod:`.transfer`)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..addresses import (CUPY_MEMORY_CALLS, PEER_ADDRESS_FUNCTIONS, POINTER_OBJECTS, QUALIFIED_ADDRESS_FUNCTIONS,
+                         tuple_address_position)
+from .lattice import Kind, Origin, Value
+from .syntax import attr_name
+
+if TYPE_CHECKING:
+    from .values import ModuleFacts
+
+
+class AddressAPIs:
+    """The catalogue's calls (``cuMemAlloc``, ``nvshmem_ptr``, ...) and CuPy memory pointers."""
+
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.f = facts
+        self.c = facts.c
+
+    def cupy_memory(self, expr: ast.AST, depth: int) -> bool:
+        """A CuPy memory pointer: ``arr.data`` (``ndarray.data``), an allocation, or a name bound to one."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            return True
+        if isinstance(expr, ast.Call):
+            return attr_name(expr.func) in CUPY_MEMORY_CALLS
+        key = self.c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        return key is not None and any(b.how == "expr" and self.cupy_memory(b.expr, depth + 1)
+                                       for b in self.c.bindings.get(key, []))
+
+    def call(self, call: ast.Call, qnames: set[str], last: str | None) -> Value | None:
+        """A call of the address catalogue (ptrlint/addresses.py), or None."""
+        if last in PEER_ADDRESS_FUNCTIONS:
+            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()` (a peer's address)"),))
+        if qnames & QUALIFIED_ADDRESS_FUNCTIONS:
+            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()`"),))
+        if tuple_address_position(last) is not None:
+            if any(attr_name(a.func) in ("byref", "pointer") for a in call.args if isinstance(a, ast.Call)):
+                return None  # `lib.cudaMalloc(ctypes.byref(p), n)`: the status code; the address went to `p`
+            # `(err, ptr)`: a tuple holding an address (its items: see the unpacking in flow.binding_value)
+            return Value(Kind.SEQ, Origin.RAW, ((call, f"pointer value: `{last}()` returns an address"),))
+        if last in POINTER_OBJECTS:  # `driver.CUdeviceptr(p)`: a device pointer object, whatever it was made from
+            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: a `{last}`"),))
+        return None

@@ -1,0 +1,127 @@
+"""Factories: functions that build a tensor or array from one parameter with a dtype from another
+(``def to_table(values, dtype=torch.int64): return torch.tensor(values, dtype=dtype, ...)``).
+
+A call of a factory is a creation at the call site: its data is what the caller passes, its dtype
+the one the caller passes (positionally or by keyword) or the factory's default. Factories of the
+same module are read from its model; factories of other project modules are asked of the project
+view (``view.factory``), which reads their module on demand.
+
+A factory may also *substitute* a signed dtype for the one its caller asked for
+(``torch.int64 if dtype == torch.uint64 else dtype``, or ``if dtype == torch.uint64: dtype =
+torch.int64``): :attr:`FactorySignature.substitution` is that signed dtype, where PTR001 reports
+the wrapper with its callers' evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..names import SIGNED64_DTYPES
+from .records import FunctionNode
+
+if TYPE_CHECKING:
+    from .model import SemanticModel
+
+
+@dataclass(frozen=True)
+class FactorySignature:
+    name: str
+    library: str  # "torch" | "numpy"
+    data: int | None  # position of the data parameter (``self``/``cls`` not counted); None: made by size
+    data_name: str | None
+    dtype: int | None  # position of the dtype parameter (None: keyword-only)
+    dtype_name: str
+    default_signed: bool  # without a dtype argument the buffer is signed (int64 default, or inferred from ints)
+    substitution: tuple[int, int] | None = None  # (line, column) of a signed dtype put in place of the caller's
+
+    def to_json(self) -> list[Any]:
+        return [self.name, self.library, self.data, self.data_name, self.dtype, self.dtype_name, self.default_signed,
+                list(self.substitution) if self.substitution else None]
+
+
+def factory_signature(m: "SemanticModel", function: FunctionNode) -> tuple[FactorySignature, ast.expr | None] | None:
+    """The factory signature of ``function`` and, if it substitutes a signed dtype, that dtype's node."""
+    scope_id = m.function_scopes.get(id(function))
+    returns = m.returns.get(id(function), [])
+    if scope_id is None or len(returns) != 1:
+        return None
+    creation = _returned_creation(m, returns[0])
+    if creation is None or creation.library not in ("torch", "numpy"):
+        return None
+    args = function.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if m.method_kinds.get(id(function)) in ("instance", "class") and params:
+        params = params[1:]
+    keyword_only = [a.arg for a in args.kwonlyargs]
+    data = creation.data  # None: a buffer made by size (`torch.zeros(n, ...)`), filled where it is stored
+    if data is not None and (not isinstance(data, ast.Name) or data.id not in params
+                             or not _is_parameter(m, data, scope_id)):
+        return None
+    dtype, substituted = _dtype_parameter(m, creation.dtype, scope_id, set(params) | set(keyword_only))
+    if dtype is None:
+        return None
+    default = _default(function, dtype)
+    if default is None or (isinstance(default, ast.Constant) and default.value is None):
+        default_signed = creation.qname in _INFERRING  # no dtype: the creation infers int64 from Python ints
+    else:
+        default_signed = m.types.dtype_qname(default) in SIGNED64_DTYPES
+    position = params.index(dtype) if dtype in params else None
+    substitution = (substituted.lineno, substituted.col_offset) if substituted is not None else None
+    if data is None and substitution is None and not default_signed:
+        return None  # a buffer made by size with the caller's dtype: nothing the call site adds
+    signature = FactorySignature(function.name, creation.library, params.index(data.id) if data is not None else None,
+                                 data.id if data is not None else None, position, dtype, default_signed, substitution)
+    return signature, substituted
+
+
+# creation calls that infer int64 from a list of Python ints when given no dtype
+_INFERRING = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "numpy.array", "numpy.asarray",
+                        "numpy.ascontiguousarray", "numpy.fromiter"})
+
+
+def _returned_creation(m: "SemanticModel", ret: ast.expr):  # type: ignore[no-untyped-def]
+    """The creation a function returns: ``return torch.tensor(...)``, ``return t.to(device)`` with
+    ``t = torch.tensor(...)`` bound once."""
+    root = m.alias_root(ret)
+    if isinstance(root, ast.Call):
+        return m.creation_by_id.get(id(root))
+    if isinstance(root, ast.Name):
+        key = m.key_of(root)
+        bindings = m.bindings.get(key, []) if key is not None else []
+        if len(bindings) == 1 and bindings[0].how == "expr":
+            inner = m.alias_root(bindings[0].expr)
+            return m.creation_by_id.get(id(inner)) if isinstance(inner, ast.Call) else None
+    return None
+
+
+def _is_parameter(m: "SemanticModel", name: ast.Name, scope_id: int) -> bool:
+    return id(m.scope_of(name).resolve(name.id)) == scope_id
+
+
+def _dtype_parameter(m: "SemanticModel", dtype: ast.expr | None, scope_id: int,
+                     params: set[str]) -> tuple[str | None, ast.expr | None]:
+    """(the dtype parameter the creation takes its dtype from, a signed dtype substituted for it)."""
+    if isinstance(dtype, ast.Name) and dtype.id in params and _is_parameter(m, dtype, scope_id):
+        key = ("n", scope_id, dtype.id)
+        for binding in m.bindings.get(key, []):  # `if dtype == torch.uint64: dtype = torch.int64`
+            if binding.how == "expr" and m.types.dtype_qname(binding.expr) in SIGNED64_DTYPES:
+                return dtype.id, binding.expr
+        return dtype.id, None
+    if isinstance(dtype, ast.IfExp):  # `torch.int64 if dtype == torch.uint64 else dtype`
+        for signed, other in ((dtype.body, dtype.orelse), (dtype.orelse, dtype.body)):
+            if (m.types.dtype_qname(signed) in SIGNED64_DTYPES and isinstance(other, ast.Name)
+                    and other.id in params and _is_parameter(m, other, scope_id)):
+                return other.id, signed
+    return None, None
+
+
+def _default(function: FunctionNode, name: str) -> ast.expr | None:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for arg, default in (*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)):
+        if arg.arg == name:
+            return default
+    return None

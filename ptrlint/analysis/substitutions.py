@@ -1,0 +1,80 @@
+"""Factory wrappers that substitute a signed dtype for the unsigned one their callers ask for
+(analysis/factories.py): the buffers they make for pointer tables are signed. Each substitution
+is reported once, where it is written, with the evidence of the callers whose tables it makes:
+the calls of this module, and (through the project index) those of other modules, which their
+summaries record as requests (``external_writes`` of ``pkg.mod.factory.()``)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from ..names import DtypeClass, classify_qualified_dtype, classify_string_dtype
+from .factories import factory_signature
+from .lattice import Evidence, Location
+from .records import Creation, FunctionNode
+from .syntax import string_value
+
+if TYPE_CHECKING:
+    from .values import ModuleFacts
+
+REQUEST = "()"  # the pseudo attribute under which summaries record requests of a factory
+
+
+@dataclass(frozen=True)
+class Substitution:
+    function: FunctionNode
+    dtype: ast.expr  # the signed dtype put in place of the requested one
+    evidence: Evidence  # the callers whose pointer tables it makes signed
+
+
+def asks_unsigned(facts: "ModuleFacts", creation: Creation) -> bool:
+    """The call asks for an unsigned 64-bit dtype (what a substituting factory replaces)."""
+    dtype = creation.dtype
+    if dtype is None:
+        return False
+    text = string_value(dtype)
+    if text is not None:
+        return classify_string_dtype(text) is DtypeClass.UNSIGNED64
+    qnames = facts.c.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else set()
+    return any((classify_qualified_dtype(q) or (None,))[0] is DtypeClass.UNSIGNED64 for q in qnames)
+
+
+def substitutions(facts: "ModuleFacts") -> Iterator[Substitution]:
+    c = facts.c
+    callers: dict[int, list[Creation]] = {}
+    for creation in c.creations:
+        if creation.qname.startswith("factory:") and creation.factory is None and creation.substitutes:
+            function = c.types.function_called(creation.call.func)
+            if function is not None:
+                callers.setdefault(id(function), []).append(creation)
+    for target, value in c.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
+        function = c.functions.get(c.name_key(value)) if isinstance(value, ast.Name) else None
+        patched = c.qualified_names(target)
+        if function is not None and patched:
+            callers.setdefault(id(function), []).extend(
+                cr for cr in c.creations if cr.qname in patched and cr.call.func is not value)
+    for key, function in c.functions.items():
+        if key[1] != id(c.module_scope):
+            continue
+        found = factory_signature(c, function)
+        if found is None or found[1] is None:
+            continue
+        evidence: list[tuple[ast.AST | Location, str]] = []
+        for creation in callers.get(id(function), []):
+            value = facts.pointer_holding(creation)
+            if value is not None and asks_unsigned(facts, creation):
+                evidence.append((creation.call, f"asks for `{creation.dtype and ast.unparse(creation.dtype)}` "
+                                                f"for {_target(creation)}, which holds addresses"))
+                evidence.extend(value.evidence[:2])
+        if facts.view is not None and c.context.module:
+            qualname = f"{c.context.module}.{function.name}"
+            for value in facts.view.external_writes(qualname, REQUEST):  # type: ignore[attr-defined]
+                evidence.extend(value.evidence[:3])
+        if evidence:
+            yield Substitution(function, found[1], tuple(evidence[:6]))
+
+
+def _target(creation: Creation) -> str:
+    return f"`{creation.target_name}`" if creation.target_name else "a table"
