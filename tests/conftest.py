@@ -13,6 +13,17 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
 
 
+def load_benchmark(name: str):  # type: ignore[no-untyped-def]
+    """A script of benchmarks/ as a module (the benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"ptrlint_benchmark_{name}", REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def needs_shared(path: Path) -> None:
     """Skip (naming the missing path) when ``path`` under ../shared is absent; fail instead under CI.
 

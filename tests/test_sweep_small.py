@@ -15,17 +15,9 @@ import pytest
 
 from ptrlint.testing import expected_markers
 
-from .conftest import CORPUS, REPO
+from .conftest import CORPUS, REPO, load_benchmark
 
 FIXTURES = REPO / "tests" / "fixtures" / "corpus"
-
-
-def _load_sweep():
-    spec = importlib.util.spec_from_file_location("ptrlint_sweep", REPO / "benchmarks" / "sweep.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _torch_sample(step: int) -> list[tuple[Path, Path]]:
@@ -38,7 +30,7 @@ def _torch_sample(step: int) -> list[tuple[Path, Path]]:
 
 @pytest.mark.slow
 def test_small_sweep_keeps_every_invariant(tmp_path):
-    sweep = _load_sweep()
+    sweep = load_benchmark("sweep")
     root = tmp_path / "tree"
     shutil.copytree(REPO / "examples", root / "examples")
     shutil.copytree(FIXTURES / "cases", root / "fixtures")

@@ -12,7 +12,7 @@ from .factories import FactorySignature, factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
 from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, dotted,
-                     keyword, positional)
+                     keyword, positional, string_value)
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -161,18 +161,19 @@ class CallClassifier:
         m = self.m
         local: dict[int, FactorySignature | None] = {}
         external: str | None = None
+        names = {key[2] for key in m.functions} | {n for methods in m.class_methods.values() for n in methods}
         for call in m.calls:
             configured = m.creation_by_id.get(id(call))  # a `buffer-factories` call: the project may define it
             if (configured is not None and configured.library is not None) or not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue
-            function = m.types.function_called(call.func)
+            function = m.types.function_called(call.func) if attr_name(call.func) in names else None
             signature: FactorySignature | None = None
             if function is not None:
                 if id(function) not in local:
                     found = factory_signature(m, function)
                     local[id(function)] = found[0] if found is not None else None
                 signature = local[id(function)]
-            elif m.view is not None and call.args:
+            elif m.view is not None and call.args and passes_dtype(call):  # another module's: asked of the view
                 external = m.types.external_callee(call.func)
                 if external is not None and m.view.is_project_symbol(external):  # type: ignore[attr-defined]
                     signature = m.view.factory(external, m.options)  # type: ignore[attr-defined]
@@ -213,4 +214,24 @@ def _first_name(node: ast.AST) -> ast.AST:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node
+
+
+_DTYPE_WORDS = frozenset({"int64", "uint64", "long", "int32", "uint32", "int", "intp", "uintp", "longlong",
+                          "ulonglong", "int16", "uint16", "int8", "uint8", "float32", "float64", "float16",
+                          "bfloat16", "float", "double", "half", "bool"})
+
+
+def passes_dtype(call: ast.Call) -> bool:
+    """The call passes a dtype (``dtype=...``, or a positional ``torch.int64`` / ``"int64"``): a call
+    of a factory builds with the caller's dtype, so only such calls are asked of other modules."""
+    if any(kw.arg == "dtype" for kw in call.keywords):
+        return True
+    for arg in call.args:
+        if isinstance(arg, ast.Attribute) and arg.attr in _DTYPE_WORDS:  # `torch.int64`, `np.uint64`
+            return True
+        if isinstance(arg, ast.Name) and arg.id in _DTYPE_WORDS - {"int", "float", "bool"}:  # `from torch import int64`
+            return True
+        if string_value(arg) in _DTYPE_WORDS:  # numpy's `"int64"`
+            return True
+    return False
 

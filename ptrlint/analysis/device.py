@@ -15,6 +15,8 @@ import ast
 import re
 from typing import Callable
 
+from .syntax import dotted
+
 # Decorator spellings (the dotted callee, with or without a call) that make a function device code.
 DEVICE_DECORATORS = frozenset({
     "triton.jit", "triton.autotune", "triton.heuristics", "gluon.jit",
@@ -29,22 +31,13 @@ _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 def is_device_decorator(node: ast.expr) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
-    return _dotted(target) in DEVICE_DECORATORS
+    return dotted(target) in DEVICE_DECORATORS
 
 
 def is_device_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
         is_device_decorator(d) for d in node.decorator_list
     )
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else ""
-    return ""
 
 
 def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:

@@ -70,6 +70,17 @@ def unstarred(node: ast.expr) -> ast.expr:
     return node.value if isinstance(node, ast.Starred) else node
 
 
+def annotation_expr(annotation: ast.AST) -> ast.AST | None:
+    """An annotation as an expression: a string annotation (``"torch.Tensor"``) parsed, None if it
+    does not parse."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    return annotation
+
+
 def dotted(node: ast.AST) -> str:
     """``a.b.c`` as text for Name/Attribute chains; "" otherwise."""
     if isinstance(node, ast.Name):

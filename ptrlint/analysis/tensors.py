@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from .records import Key
-from .syntax import attr_name, entry_name, is_slice_subscript
+from .syntax import annotation_expr, attr_name, entry_name, is_slice_subscript
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
@@ -94,11 +94,10 @@ class TensorKinds:
 
     def is_torch_annotation(self, annotation: ast.AST) -> bool:
         """``torch.Tensor``, ``Optional[torch.Tensor]``, ``torch.Tensor | None``; not ``dict[str, torch.Tensor]``."""
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return False
+        parsed = annotation_expr(annotation)
+        if parsed is None:
+            return False
+        annotation = parsed
         if isinstance(annotation, (ast.Name, ast.Attribute)):
             return "torch.Tensor" in self.c.qualified_names(annotation)
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from ..names import DtypeClass, ELEMENT_TYPE_NAMES, classify_qualified_dtype, classify_string_dtype
 from .records import FunctionNode, Key
-from .syntax import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, attr_name, ctypes_fields, dotted, string_value
+from .syntax import (SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, annotation_expr, attr_name, ctypes_fields, dotted,
+                     string_value)
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -80,11 +81,10 @@ class TypeResolver:
         return f"{self.m.context.module}.{local}"
 
     def class_of_annotation(self, annotation: ast.AST) -> int | str | None:
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return None
+        parsed = annotation_expr(annotation)
+        if parsed is None:
+            return None
+        annotation = parsed
         if isinstance(annotation, (ast.Name, ast.Attribute)):
             return self.class_of_name(annotation)
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # Cls | None
@@ -99,11 +99,10 @@ class TypeResolver:
 
     def element_class(self, annotation: ast.AST) -> int | str | None:
         """``list[Cls]``, ``Sequence[Cls]``, ``tuple[Cls, ...]``: the class of the elements."""
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return None
+        parsed = annotation_expr(annotation)
+        if parsed is None:
+            return None
+        annotation = parsed
         if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in (
             "list", "List", "Sequence", "Iterable", "tuple", "Tuple", "set", "Set", "frozenset", "Iterator",
         ):

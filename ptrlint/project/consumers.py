@@ -29,7 +29,7 @@ from ..analysis.lattice import Location
 from ..analysis.values import ModuleFacts
 from ..config import DEFAULT_EXCLUDE
 from ..files import display_path
-from .imports import imported_modules
+from .imports import function_text, imported_bindings, imported_modules, top_level_defs
 from .layout import module_name, project_files, project_root
 
 _EXCLUDED = tuple(e for e in DEFAULT_EXCLUDE if "/" not in e)
@@ -63,6 +63,7 @@ class ProjectConsumers:
         self._modules: dict[tuple[str, int], _Module | None] = {}
         self._imports: dict[str, dict[str, set[str]]] = {}  # project root -> {path: imported modules}
         self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
+        self._texts: dict[str, tuple[str, dict[str, int], dict[str, str]]] = {}  # files read for factory lookups
 
     def _load(self, path: str, options: AnalysisOptions) -> _Module | None:
         key = (os.path.realpath(path), id(options))
@@ -127,14 +128,52 @@ class ProjectConsumers:
         return module, function
 
     def factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
-                options: AnalysisOptions) -> FactorySignature | None:
-        """The factory signature of the function ``qname`` names (analysis/factories.py), if it is one."""
+                options: AnalysisOptions, depth: int = 0) -> FactorySignature | None:
+        """The factory signature of the module function ``qname`` names (analysis/factories.py).
+
+        Asked for many calls of many modules, so it never analyses the callee's module: it finds
+        the function's text (a top-level ``def`` that mentions ``dtype`` and returns), and
+        analyses only that function with the module's imports (read without parsing)."""
         key = ("factory", qname, id(options))
         if key not in self._answers:
-            found = self._function(qname, locate, options)
-            signature = factory_signature(found[0].facts.c, found[1]) if found is not None else None
-            self._answers[key] = signature[0] if signature is not None else None  # type: ignore[assignment]
+            self._answers[key] = self._factory(qname, locate, options, depth)  # type: ignore[assignment]
         return self._answers[key]  # type: ignore[return-value]
+
+    def _factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], options: AnalysisOptions,
+                 depth: int) -> FactorySignature | None:
+        found = locate(qname)
+        if found is None or depth > 4 or "." in found[1]:
+            return None
+        file, name = found
+        text, defs, bindings = self._index_file(str(file))
+        module, is_package = module_name(str(file))
+        block = function_text(text, defs[name]) if name in defs else None
+        if block is None:
+            target = bindings.get(name)  # `from .impl import f` re-exported here
+            return self.factory(target, locate, options, depth + 1) if target else None
+        if "dtype" not in block or "return" not in block:
+            return None
+        header = "".join(f"import {q} as {local}\n" if "." not in q else
+                         f"from {q.rpartition('.')[0]} import {q.rpartition('.')[2]} as {local}\n"
+                         for local, q in bindings.items())
+        tree = _parse(header + block)
+        if tree is None:
+            return None
+        model = FactCollector(options, ModuleContext(module, is_package, None)).run(tree)
+        function = next((f for f in model.functions.values() if f.name == name), None)
+        signature = factory_signature(model, function) if function is not None else None
+        return signature[0] if signature is not None else None
+
+    def _index_file(self, path: str) -> tuple[str, dict[str, int], dict[str, str]]:
+        """(text, offsets of its top-level ``def`` lines by name, what its imports bind), once per file."""
+        if path not in self._texts:
+            try:
+                text = Path(path).read_bytes().decode("utf-8", errors="replace")
+            except OSError:
+                text = ""
+            module, is_package = module_name(path)
+            self._texts[path] = (text, top_level_defs(text), imported_bindings(text, module, is_package))
+        return self._texts[path]
 
     def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
                    keyword: str | None, options: AnalysisOptions, depth: int) -> list[Use] | None:

@@ -81,3 +81,28 @@ def imported_modules(text: str, module: str, is_package: bool,
         out.update(item.strip().partition(" as ")[0].strip() for item in names.split(","))
     out.discard("")
     return out
+
+
+_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+
+
+def top_level_defs(text: str) -> dict[str, int]:
+    """Offsets of the top-level ``def`` lines of a text, by function name (the first one wins)."""
+    out: dict[str, int] = {}
+    for match in _DEF.finditer(text):
+        out.setdefault(match.group(1), match.start())
+    return out
+
+
+def function_text(text: str, start: int) -> str:
+    """The source of the top-level ``def`` that starts at ``start``, read without parsing: to the
+    next line at column 0 that is not blank or a comment."""
+    end = len(text)
+    at = text.find("\n", start)
+    while at != -1 and at + 1 < len(text):
+        line_start = at + 1
+        if text[line_start] not in " \t\n\r#":
+            end = line_start
+            break
+        at = text.find("\n", line_start)
+    return text[start:end]

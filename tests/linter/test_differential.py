@@ -11,26 +11,17 @@ The real trees (sglang, flashinfer-python, vLLM) are compared against a baseline
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
 import pytest
 
-from ..conftest import REPO, needs_shared
+from ..conftest import REPO, load_benchmark, needs_shared
 
 SNAPSHOTS = REPO / "tests" / "snapshots" / "differential.json"
 
 
-def _differential():
-    spec = importlib.util.spec_from_file_location("ptrlint_differential", REPO / "benchmarks" / "differential.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DIFFERENTIAL = _differential()
+DIFFERENTIAL = load_benchmark("differential")
 
 
 @pytest.mark.parametrize("tree", sorted(DIFFERENTIAL.SMALL_TREES))
