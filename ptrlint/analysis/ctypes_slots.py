@@ -47,6 +47,8 @@ class CtypesSlots:
         self.c = facts.c
 
     def slots(self) -> Iterator[CtypesSlot]:
+        if not any(q == "ctypes" or q.startswith("ctypes.") for q in self.c.module_scope.imports.values()):
+            return  # no ctypes type can be named without importing ctypes (at module level, as everyone does)
         seen: set[int] = set()
         for slot in (*self._element_writes(), *self._array_initialisers(), *self._struct_fields()):
             if id(slot.type_node) not in seen:
