@@ -4,26 +4,16 @@ overflow a signed table), and the element stores of a table filled through a num
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .lattice import Kind
 from .records import Creation
 from .syntax import is_slice_subscript
-from .uses import Use, UseKind
+from .uses import ConsumersPart, Use, UseKind
 
-if TYPE_CHECKING:
-    from .consumers import Consumers
-
-
-class PythonInts:
+class PythonInts(ConsumersPart):
     """Only Python ints overflow a signed table: where they enter one, and where its values leave."""
-
-    def __init__(self, consumers: "Consumers") -> None:
-        self.u = consumers
-        self.facts, self.c, self.view, self.module = consumers.facts, consumers.c, consumers.view, consumers.module
-        self.module_name, self.path = consumers.module_name, consumers.path
-        self.int64_consumers, self.uint64_consumers = consumers.int64_consumers, consumers.uint64_consumers
 
     def python_int_enters(self, creation: Creation) -> bool:
         """Whether a Python int (not a tensor's bits) is ever written into the creation's buffer."""

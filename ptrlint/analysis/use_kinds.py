@@ -6,29 +6,18 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ..names import SIGNED64_DTYPES, UNSAFE_FUNCTIONS, VIEW_ATTRIBUTES, classify_string_dtype
 from .lattice import Kind
 from .records import FunctionNode
 from .syntax import attr_name, dotted, positional
-from .uses import (COLLECTIVE_KEYWORDS, COLLECTIVES, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
+from .uses import (ConsumersPart, COLLECTIVE_KEYWORDS, COLLECTIVES, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
                    ORDER_METHODS, READBACK_FUNCTIONS, READBACK_METHODS, READY_FUNCTIONS, READY_METHODS,
                    SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, COPY_FUNCTIONS,
                    COPY_METHODS, Use, UseKind)
 
-if TYPE_CHECKING:
-    from .consumers import Consumers
-
-
-class UseClassifier:
+class UseClassifier(ConsumersPart):
     """What the code around one load of a table does with it (see the module docstring)."""
-
-    def __init__(self, consumers: "Consumers") -> None:
-        self.u = consumers
-        self.facts, self.c, self.view, self.module = consumers.facts, consumers.c, consumers.view, consumers.module
-        self.module_name, self.path = consumers.module_name, consumers.path
-        self.int64_consumers, self.uint64_consumers = consumers.int64_consumers, consumers.uint64_consumers
 
     @staticmethod
     def copied(call: ast.Call, name: str, after: bool) -> list[Use]:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..names import PASSTHROUGH_METHODS, UNSAFE_METHODS
 from .lattice import Location
+
+if TYPE_CHECKING:
+    from .consumers import Consumers
 
 MAX_DEPTH = 8
 
@@ -146,3 +149,14 @@ COLLECTIVES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 COLLECTIVE_KEYWORDS = {"tensor": 0, "tensor_list": 0, "output": 0, "output_tensor": 0, "output_tensor_list": 0,
                         "input": 1, "input_tensor": 1, "input_tensor_list": 1}
 LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
+
+
+class ConsumersPart:
+    """A part of one module's :class:`~.consumers.Consumers` (``kinds``, ``ints``): the same facts,
+    view and configured consumers, and the whole (``self.u``) for what the other parts answer."""
+
+    def __init__(self, consumers: "Consumers") -> None:
+        self.u = consumers
+        self.facts, self.c, self.view, self.module = consumers.facts, consumers.c, consumers.view, consumers.module
+        self.module_name, self.path = consumers.module_name, consumers.path
+        self.int64_consumers, self.uint64_consumers = consumers.int64_consumers, consumers.uint64_consumers
