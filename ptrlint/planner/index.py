@@ -67,7 +67,7 @@ class Task:
     _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
     _bindings: dict[str, str] | None = None
     _modules: set[str] | None = None
-    _uses: frozenset[tuple[str, str]] | None = None
+    _uses: dict[str, frozenset[str]] | None = None
 
     @property
     def bases(self) -> tuple[Path, ...]:
@@ -92,11 +92,15 @@ class Task:
     def light_summary(self) -> ModuleSummary:
         return light_summary(self.text, self.module, self.is_package, self.real, self.bindings())
 
-    def attribute_uses(self) -> frozenset[tuple[str, str]]:
-        """Every ``name.attr`` the text spells (to see which names of an imported module it uses)."""
+    def attribute_uses(self, local: str) -> frozenset[str]:
+        """Every ``attr`` the text spells as ``local.attr`` (which names of an imported module it
+        uses); ``x.local.attr`` is another object's attribute, not the imported name's."""
         if self._uses is None:
-            self._uses = frozenset(_ATTRIBUTE_USE.findall(self.text))
-        return self._uses
+            self._uses = {}
+        found = self._uses.get(local)
+        if found is None:
+            found = self._uses[local] = _attribute_uses(self.text, local)
+        return found
 
 
 _VIEW: ProjectView | None = None
@@ -440,15 +444,31 @@ def _pointer_symbols(view: ProjectView) -> set[str]:
 
 def _uses_any(task: Task, symbols: set[str], modules: set[str]) -> bool:
     """Whether a text imports one of ``symbols``, or a module of them and uses one as ``mod.name``."""
-    uses = None
     for local, target in task.bindings().items():
         if target in symbols:
             return True
-        if target in modules:
-            uses = uses if uses is not None else task.attribute_uses()
-            if any(f"{target}.{attr}" in symbols for name, attr in uses if name == local):
-                return True
+        if target in modules and any(f"{target}.{attr}" in symbols for attr in task.attribute_uses(local)):
+            return True
     return False
 
 
-_ATTRIBUTE_USE = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
+def _attribute_uses(text: str, local: str) -> frozenset[str]:
+    """The ``attr`` of every ``local.attr`` whose ``local`` is a whole name of its own. Found with
+    ``str.find`` (memchr speed): a regex scan for every ``a.b`` cost a second on a warm torch run."""
+    found: set[str] = set()
+    needle = local + "."
+    at = text.find(needle)
+    while at >= 0:
+        if at == 0 or not _continues_name(text[at - 1]):
+            match = _NAME.match(text, at + len(needle))
+            if match is not None:
+                found.add(match.group())
+        at = text.find(needle, at + 1)
+    return frozenset(found)
+
+
+def _continues_name(char: str) -> bool:
+    return char == "." or char == "_" or char.isalnum()
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")

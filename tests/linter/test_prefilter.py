@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,36 @@ def test_prefilter_changes_no_finding_over_real_trees():
 )
 def test_prefilter_keeps_every_evidence_kind(source):
     assert _findings(source, True) == _findings(source, False) != []
+
+
+def _whole_text_evidence(text: str, config: Config) -> bool:
+    """The definition the windowed search must equal: the regex over the whole lowered text."""
+    from ptrlint.prefilter import _prefilter_parts
+
+    regex, custom, _literals, _sites = _prefilter_parts(config)
+    if regex.search(text.lower()):
+        return True
+    return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in custom)
+
+
+EDGE_TEXTS = [
+    "x = 1\n", "ptr", "xptr", "ptrx", "_ptr_", "a.ptrs", "devptrs_", "addresses", "ipaddress", "ipaddresses_x",
+    "caddr", "hptr", "y" * 40 + "ptr", "ptr" + "y" * 40, "xx_address_" + " " * 30, "ctypesx", "CUDA_ARRAY_INTERFACE",
+    "nvshmem_ptr(x)", "ADDR", "p0interp", "s = 'pointer'", "mypointers", "pointers_table",
+]
+
+
+@pytest.mark.parametrize("pointer_functions", [(), ("mylib.resolve_handle_location",)])
+def test_windowed_evidence_search_equals_the_whole_text_search(pointer_functions):
+    from ptrlint.prefilter import has_evidence
+
+    config = Config(pointer_functions=pointer_functions)
+    texts = list(EDGE_TEXTS) + ["q = resolve_handle_location(x)", "resolve_handle_locations"]
+    for path in _own_files()[::3] + _torch_sample()[::2]:
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue
+    answers = [has_evidence(t, config) for t in texts]
+    assert answers == [_whole_text_evidence(t, config) for t in texts]
+    assert any(answers) and not all(answers)
