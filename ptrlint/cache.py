@@ -64,7 +64,7 @@ class Cache:
 
     def put(self, key: str, findings: list[Finding], extra: dict | None = None) -> None:
         try:
-            self._ensure_dir()
+            self.ensure_dir()
             target = self._path(key)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
@@ -74,7 +74,7 @@ class Cache:
         except OSError:
             pass  # a read-only tree simply runs uncached
 
-    def _ensure_dir(self) -> None:
+    def ensure_dir(self) -> None:
         if os.path.isdir(self.directory):
             return
         os.makedirs(self.directory, exist_ok=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from typing import Callable
@@ -27,14 +29,23 @@ def _stderr(message: str) -> None:
 
 
 def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
+    """A pattern with a ``/`` matches the path relative to the root (or a folder above it), one
+    without matches the name (fnmatch rules; every pattern compiled into one regex per kind)."""
+    by_path, by_name = _matchers(patterns)
+    return (by_name is not None and by_name.match(os.path.normcase(name)) is not None) or \
+        (by_path is not None and by_path.match(os.path.normcase(rel)) is not None)
+
+
+@lru_cache(maxsize=64)
+def _matchers(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    by_path: list[str] = []
+    by_name: list[str] = []
+    for pattern in (os.path.normcase(p.rstrip("/")) for p in patterns):
         if "/" in pattern:
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern + "/*"):
-                return True
-        elif fnmatch.fnmatch(name, pattern):
-            return True
-    return False
+            by_path += [fnmatch.translate(pattern), fnmatch.translate(pattern + "/*")]
+        else:
+            by_name.append(fnmatch.translate(pattern))
+    return (re.compile("|".join(by_path)) if by_path else None, re.compile("|".join(by_name)) if by_name else None)
 
 
 def display_path(path: str) -> str:

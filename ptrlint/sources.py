@@ -7,6 +7,7 @@ import difflib
 import io
 import os
 import tokenize
+from functools import lru_cache
 
 from .model import FileError, FileResult
 
@@ -20,7 +21,7 @@ def decode(data: bytes) -> tuple[str, str]:
 def read_source(path: str) -> tuple[str, bytes, str, str] | FileResult:
     """(real path, bytes, text, encoding), or a FileResult carrying the error."""
     try:
-        real = os.path.realpath(path)
+        real = real_path(path)
         with open(real, "rb") as handle:
             data = handle.read()
     except OSError as exc:
@@ -50,3 +51,23 @@ def file_size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath``, memoised by absolute path, with each folder's resolution cached: for a
+    file that is not itself a link, one ``lstat`` instead of one per path component (a run resolves
+    every file it reads, and their imports, several times)."""
+    return _real_absolute(os.path.abspath(path))  # a relative path means another file in another folder
+
+
+@lru_cache(maxsize=65536)
+def _real_absolute(absolute: str) -> str:
+    if os.path.islink(absolute):
+        return os.path.realpath(absolute)
+    folder, name = os.path.split(absolute)
+    return os.path.join(_real_folder(folder), name) if name else _real_folder(folder)
+
+
+@lru_cache(maxsize=16384)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)

@@ -15,92 +15,29 @@ a pre-commit run on one file reads its neighbours' summaries from the cache.
 from __future__ import annotations
 
 import functools
-import os
-import re
-from functools import lru_cache
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Iterable
 
 from .. import engine
 from ..analysis.names import analysis_options
 from ..cache import Cache
-from ..model import FileResult
-from ..prefilter import has_evidence, has_site
-from ..project.imports import read_imports, imported_bindings, imported_modules
-from ..project.layout import module_file, module_name, project_files, project_root, search_bases
-from ..project.light import light_summary
+from ..model import Edit, FileResult, Finding
+from ..prefilter import has_evidence
+from ..project.imports import imported_modules
+from ..project.layout import module_file, module_name, project_files, project_root
 from ..project.link import ModuleLink
 from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
-from ..sources import file_size, read_source
+from ..sources import file_size, read_source, real_path
 from .files import lint_file
+from .manifest import Manifest, signature
+from .tasks import Task, classify, derive, restore, restore_given
 
 MAX_ROUNDS = 4
 POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
-
-
-@dataclass
-class Task:
-    path: str  # as given (for reports)
-    real: str
-    module: str
-    is_package: bool
-    analyse: bool  # findings wanted; else only the module's summary
-    linted: bool  # given on the command line: its results are reported
-    key: str = ""  # the cache key of its content (the bytes themselves are not kept)
-    text: str = ""
-    candidate: bool = False  # a site but no evidence of its own: analysed once connected
-    light: bool = False  # summarised from its text alone (no evidence: classes and re-exports)
-    done: bool = False
-    from_cache: bool = False
-    summary: ModuleSummary | None = None
-    consulted: dict[str, str] = field(default_factory=dict)
-    result: FileResult | None = None
-    deps: set[str] = field(default_factory=set)  # real paths of the project modules it imports
-    closed: bool = False  # its imports were followed (they depend on its text alone)
-    size: int = 0  # characters of its text (the text itself is dropped for files analysed in workers)
-    provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis
-    _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
-    _bindings: dict[str, str] | None = None
-    _modules: set[str] | None = None
-    _uses: dict[str, frozenset[str]] | None = None
-
-    @property
-    def bases(self) -> tuple[Path, ...]:
-        return search_bases(self.real)
-
-    def _parsed_imports(self) -> tuple[list[tuple[str, str, str]], list[str]]:
-        if self._imports is None:
-            self._imports = read_imports(self.text)
-        return self._imports
-
-    def bindings(self) -> dict[str, str]:
-        if self._bindings is None:
-            self._bindings = imported_bindings(self.text, self.module, self.is_package, self._parsed_imports())
-        return self._bindings
-
-    def modules(self) -> set[str]:
-        if self._modules is None:
-            self._modules = imported_modules(self.text, self.module, self.is_package, self.bindings(),
-                                             self._parsed_imports()[1])
-        return self._modules
-
-    def light_summary(self) -> ModuleSummary:
-        return light_summary(self.text, self.module, self.is_package, self.real, self.bindings())
-
-    def attribute_uses(self, local: str) -> frozenset[str]:
-        """Every ``attr`` the text spells as ``local.attr`` (which names of an imported module it
-        uses); ``x.local.attr`` is another object's attribute, not the imported name's."""
-        if self._uses is None:
-            self._uses = {}
-        found = self._uses.get(local)
-        if found is None:
-            found = self._uses[local] = _attribute_uses(self.text, local)
-        return found
 
 
 _VIEW: ProjectView | None = None
@@ -119,39 +56,15 @@ def _execute(args: tuple[str, Settings, bool, str | None]) -> FileResult:
     if analyse:
         return lint_file(path, settings, link, text_override=text)
     result = FileResult(path=path)
+    if text is None:
+        read = read_source(path)
+        text = "" if isinstance(read, FileResult) else read[2]
     try:
-        analysis = engine.analyse_module(text or "", path, settings.config, settings.enabled, link, only_summary=True)
+        analysis = engine.analyse_module(text, path, settings.config, settings.enabled, link, only_summary=True)
         result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
     except Exception:  # noqa: BLE001 - a module we only read and cannot parse tells nothing
         result.consulted = {}
     return result
-
-
-def _classify(path: str, settings: Settings, texts: dict[str, str]) -> "Task | FileResult":
-    """Read one given file and decide what it needs (in a worker: reading, the prefilter's text
-    tests and the import scan are most of a warm run): no task (a plain FileResult), a light
-    task (a site but no evidence: summarised from its text), or a task to analyse."""
-    read = read_source(path)
-    if isinstance(read, FileResult):
-        return read
-    real, data, text, _encoding = read
-    text = texts.get(path, texts.get(real, text))
-    evidence, site = has_evidence(text, settings.config), has_site(text, settings.config)
-    if not evidence and not site:
-        return FileResult(path=path)
-    name, is_package = module_name(real)
-    key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
-    task = Task(path, real, name, is_package, analyse=evidence and site, linted=True, key=key, text=text,
-                candidate=site and not evidence, light=not evidence)
-    task.modules()  # parsed here, in parallel
-    task.size = len(text)
-    if task.light:
-        task.summary = task.light_summary()
-    else:
-        task.provisional = task.light_summary()
-    if task.analyse and path not in texts and real not in texts:
-        task.text = ""  # the worker that analyses it reads the file again: no need to ship it back
-    return task
 
 
 class ProjectRun:
@@ -177,23 +90,12 @@ class ProjectRun:
         self.tasks: dict[str, Task] = {}  # by real path
         self.results: dict[str, FileResult] = {}
         self.cache = Cache(settings.cache_dir) if settings.cache_dir else None
+        self.manifest = Manifest(settings.cache_dir, Cache.key(b"", settings, "manifest")) if settings.cache_dir else None
         self._full_view: ProjectView | None = None
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
-        pool = ProcessPoolExecutor(max_workers=self.jobs) if self.jobs > 1 and len(self.paths) >= POOL_MIN_FILES else None
-        try:
-            ordered = sorted(self.paths, key=lambda p: -file_size(p))
-            classify = functools.partial(_classify, settings=self.settings, texts=self.texts)
-            records = pool.map(classify, ordered, chunksize=16) if pool is not None else map(classify, ordered)
-            for path, record in zip(ordered, records):
-                if isinstance(record, FileResult):
-                    self.results[path] = record
-                elif record.real not in self.tasks:
-                    self.tasks[record.real] = record
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+        self._classify_given()
         pending = [t for t in self.tasks.values() if not t.light and not self._from_cache(t)]
         self._scan_importers()
         self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
@@ -207,7 +109,44 @@ class ProjectRun:
         self._execute(pending, self._refresh())
         self._settle()
         self._finish()
+        if self.manifest is not None and self.cache is not None and self.manifest.dirty:
+            self.cache.ensure_dir()
+            self.manifest.save()
         return [self.results[p] for p in self.paths if p in self.results]
+
+    def _classify_given(self) -> None:
+        """Every given file: answered from the manifest when unchanged, else read and classified
+        (in a pool when enough files need reading)."""
+        unread: list[str] = []
+        for path in self.paths:
+            real = _realpath(path)
+            restored = None
+            if self.manifest is not None and path not in self.texts and real not in self.texts:
+                restored = restore_given(self.manifest, path, real)
+            if restored is None:
+                unread.append(path)
+            else:
+                self._classified(path, restored)
+        if not unread:
+            return
+        pool = ProcessPoolExecutor(max_workers=self.jobs) if self.jobs > 1 and len(unread) >= POOL_MIN_FILES else None
+        try:
+            ordered = sorted(unread, key=lambda p: -file_size(p))
+            work = functools.partial(classify, settings=self.settings, texts=self.texts)
+            outputs = pool.map(work, ordered, chunksize=16) if pool is not None else map(work, ordered)
+            for path, (answer, sig, record) in zip(ordered, outputs):
+                self._classified(path, answer)
+                if self.manifest is not None and record is not None:
+                    self.manifest.put(_realpath(path), sig, record)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+
+    def _classified(self, path: str, answer: Task | FileResult) -> None:
+        if isinstance(answer, FileResult):
+            self.results[path] = answer
+        elif answer.real not in self.tasks:
+            self.tasks[answer.real] = answer
 
     def _done(self, task: Task, result: FileResult) -> None:
         task.result, task.summary, task.consulted = result, result.summary, result.consulted or {}
@@ -222,14 +161,19 @@ class ProjectRun:
         return real, data, self.texts.get(path, self.texts.get(real, text))
 
     def _add_unlinted(self, path: str, real: str) -> Task | None:
-        loaded = self._load(path)
-        if isinstance(loaded, FileResult):
-            return None
-        _real, data, text = loaded
-        name, is_package = module_name(real)
-        task = Task(path, real, name, is_package, analyse=False, linted=False,
-                    key=self._key(data, name, is_package, False), text=text)
-        task.light = not has_evidence(text, self.settings.config)  # nothing to evaluate: classes, re-exports
+        """A project module that was not given, read for its summary (or restored unread)."""
+        recorded = self.manifest is not None and path not in self.texts and real not in self.texts
+        sig = signature(real) if recorded else None
+        record = self.manifest.get(real, sig) if recorded and self.manifest is not None else None
+        task = restore(record, path, real, False) if record is not None else None
+        if task is None:
+            loaded = self._load(path)
+            if isinstance(loaded, FileResult):
+                return None
+            _real, data, text = loaded
+            task, record = derive(path, real, data, text, self.settings, False)
+            if recorded and self.manifest is not None:
+                self.manifest.put(real, sig, record)
         self.tasks[real] = task
         return task
 
@@ -240,24 +184,31 @@ class ProjectRun:
             return
         roots = {project_root(t.real) for t in self.tasks.values() if t.linted}
         excluded = tuple(e for e in (*self.settings.config.exclude, *self.settings.config.extend_exclude) if "/" not in e)
-        last_names = {m.rpartition(".")[2] for m in linted}
         known = set(self.tasks) | {_realpath(p) for p in self.paths}
         for root in roots:
             for path in project_files(root, excluded):
                 real = _realpath(path)
-                if real in known:
-                    continue
-                try:
-                    with open(real, "rb") as handle:
-                        text = handle.read().decode("utf-8", errors="replace")
-                except OSError:
-                    continue
-                if "import" not in text or not any(n in text for n in last_names):
-                    continue
-                if has_evidence(text, self.settings.config):
-                    name, is_package = module_name(real)
-                    if imported_modules(text, name, is_package) & linted:
-                        self._add_unlinted(path, real)
+                if real not in known and self._imports_any(real, linted):
+                    self._add_unlinted(path, real)
+
+    def _imports_any(self, real: str, linted: set[str]) -> bool:
+        """Whether a project file with pointer evidence imports one of the ``linted`` modules:
+        from its manifest record when unchanged, else from its text (and then recorded)."""
+        sig = signature(real) if self.manifest is not None else None
+        record = self.manifest.get(real, sig) if self.manifest is not None else None
+        if record is None or (record["e"] and "ms" not in record):
+            try:
+                with open(real, "rb") as handle:
+                    text = handle.read().decode("utf-8", errors="replace")
+            except OSError:
+                return False
+            evidence = has_evidence(text, self.settings.config)
+            name, is_package = module_name(real)
+            record = {"e": evidence, "t": None, "ms": sorted(imported_modules(text, name, is_package))} if evidence \
+                else {"e": False, "t": None}
+            if self.manifest is not None:
+                self.manifest.put(real, sig, record)
+        return bool(record["e"]) and any(m in linted for m in record["ms"])
 
     def _close_dependencies(self, tasks: list[Task]) -> None:
         """The project modules these tasks import (read without parsing), added as tasks: summaries
@@ -269,8 +220,9 @@ class ProjectRun:
             if task.closed:
                 continue
             task.closed = True
+            bases = task.bases
             for module in task.modules():
-                found = module_file(module, task.bases)
+                found = module_file(module, bases)
                 if found is None:
                     continue
                 real = _realpath(str(found))
@@ -306,7 +258,7 @@ class ProjectRun:
 
     def _args(self, task: Task) -> tuple[str, Settings, bool, str | None]:
         overridden = task.path in self.texts or task.real in self.texts
-        return (task.path, self.round_settings, task.analyse, task.text if not task.analyse or overridden else None)
+        return (task.path, self.round_settings, task.analyse, (task.text if task.has_text else None) if not task.analyse or overridden else None)
 
     def _view(self) -> ProjectView:
         if self._full_view is None:
@@ -373,17 +325,30 @@ class ProjectRun:
             result = task.result or FileResult(path=task.path)
             if not task.analyse:
                 result = FileResult(path=task.path)
-            self._store(task, result)
-            if final.fixing and any(engine.applicable(f, final) for f in result.findings):
+            fixing = final.fixing and any(engine.applicable(f, final) for f in result.findings)
+            rendered = None
+            if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
+                rendered = self._rendered(task, result.findings)
+            self._store(task, result, rendered)
+            if fixing:
                 # fix (or diff) with the final view, in this process: the files with fixes are few
                 result = lint_file(task.path, final, ModuleLink(self.view, task.path), text_override=self.texts.get(task.path))
-            elif final.render_edits and any(f.fix is not None for f in result.findings):
-                result = replace(result, findings=engine.render_fixes(task.text or self._reload(task), result.findings))
+            elif rendered is not None:
+                result = replace(result, findings=rendered)
             self.results[task.path] = result
 
-    def _reload(self, task: Task) -> str:
-        loaded = self._load(task.path)
-        return "" if isinstance(loaded, FileResult) else loaded[2]
+    def _rendered(self, task: Task, findings: list[Finding]) -> list[Finding]:
+        """The findings with their fixes' text edits: from the cache entry of this content and these
+        findings when it holds them (libcst on a large file costs seconds), else rendered now."""
+        if task.from_cache and task.rendered is not None and len(task.rendered) == len(findings):
+            out = []
+            for finding, edits in zip(findings, task.rendered):
+                if finding.fix is not None:  # no edits: the rewrite engine could not apply this fix
+                    fix = replace(finding.fix, edits=tuple(Edit.from_json(e) for e in edits)) if edits is not None else None
+                    finding = replace(finding, fix=fix)
+                out.append(finding)
+            return out
+        return engine.render_fixes(task.source(), findings)
 
     def _key(self, data: bytes, module: str, is_package: bool, analyse: bool) -> str:
         if self.cache is None:
@@ -401,23 +366,27 @@ class ProjectRun:
         task.result = FileResult(path=task.path, findings=findings)
         task.summary = ModuleSummary.from_json(extra["summary"]) if extra.get("summary") else None
         task.consulted = dict(extra["consulted"])
+        task.rendered = extra.get("rendered")
         task.done = task.from_cache = True
         return True
 
-    def _store(self, task: Task, result: FileResult) -> None:
-        if self.cache is None or task.from_cache or result.error is not None or task.path in self.texts:
+    def _store(self, task: Task, result: FileResult, rendered: list[Finding] | None = None) -> None:
+        """Findings, summary and what they read, by content; with the rendered fixes when shown."""
+        if self.cache is None or result.error is not None or task.path in self.texts:
             return
+        if task.from_cache and (rendered is None or task.rendered is not None):
+            return  # the entry holds all of it already
         if task.light and not task.analyse:  # summarised from its text alone: nothing to keep
             return
         extra = {"summary": task.summary.to_json() if task.summary else None, "consulted": task.consulted,
                  "analysed": task.analyse}
+        if rendered is not None:
+            extra["rendered"] = [[e.to_json() for e in f.fix.edits] if f.fix is not None else None for f in rendered]
         if task.key:
             self.cache.put(task.key, result.findings if task.analyse else [], extra)
 
 
-@lru_cache(maxsize=65536)
-def _realpath(path: str) -> str:
-    return os.path.realpath(path)
+_realpath = real_path
 
 
 def _pointer_symbols(view: ProjectView) -> set[str]:
@@ -450,25 +419,3 @@ def _uses_any(task: Task, symbols: set[str], modules: set[str]) -> bool:
         if target in modules and any(f"{target}.{attr}" in symbols for attr in task.attribute_uses(local)):
             return True
     return False
-
-
-def _attribute_uses(text: str, local: str) -> frozenset[str]:
-    """The ``attr`` of every ``local.attr`` whose ``local`` is a whole name of its own. Found with
-    ``str.find`` (memchr speed): a regex scan for every ``a.b`` cost a second on a warm torch run."""
-    found: set[str] = set()
-    needle = local + "."
-    at = text.find(needle)
-    while at >= 0:
-        if at == 0 or not _continues_name(text[at - 1]):
-            match = _NAME.match(text, at + len(needle))
-            if match is not None:
-                found.add(match.group())
-        at = text.find(needle, at + 1)
-    return frozenset(found)
-
-
-def _continues_name(char: str) -> bool:
-    return char == "." or char == "_" or char.isalnum()
-
-
-_NAME = re.compile(r"[A-Za-z_]\w*")

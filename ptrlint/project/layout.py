@@ -11,11 +11,13 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from ..sources import real_path
+
 
 @lru_cache(maxsize=65536)
 def module_name(path: str) -> tuple[str, bool]:
     """``(dotted name, is_package)`` of a Python file: ``pkg/sub/mod.py`` -> ``("pkg.sub.mod", False)``."""
-    file = os.path.realpath(path)
+    file = real_path(path)
     folder, name = os.path.split(file)
     is_package = name == "__init__.py"
     parts = [] if is_package else [name[:-3] if name.endswith(".py") else name]
@@ -33,7 +35,7 @@ def _is_package(folder: str) -> bool:
 @lru_cache(maxsize=65536)
 def package_base(path: str) -> Path:
     """The folder that holds the file's top package (what its absolute imports are relative to)."""
-    folder = os.path.dirname(os.path.realpath(path))
+    folder = os.path.dirname(real_path(path))
     while _is_package(folder):
         folder = os.path.dirname(folder)
     return Path(folder)
@@ -45,7 +47,7 @@ def project_root(path: str) -> Path:
     if base.name in ("site-packages", "dist-packages"):  # an installed distribution: its package
         top = module_name(path)[0].partition(".")[0]
         return base / top if (base / top).is_dir() else base
-    return _pyproject_folder(os.path.dirname(os.path.realpath(path))) or base
+    return _pyproject_folder(os.path.dirname(real_path(path))) or base
 
 
 @lru_cache(maxsize=65536)

@@ -1,0 +1,201 @@
+"""One module of an index run (a :class:`Task`) and what the planner derives from its text alone:
+pointer evidence, a site, its imports, its light summary, the names it uses of imported modules.
+
+What is derived from a text is kept as a *record* in the :class:`~.manifest.Manifest`, so that a
+later run with the file unchanged restores the task without reading the file (the text is read
+lazily, only when an analysis or a fix needs it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cache import Cache
+from ..model import FileResult
+from ..prefilter import has_evidence, has_site
+from ..project.imports import imported_bindings, imported_modules, read_imports
+from ..project.layout import module_name, search_bases
+from ..project.light import light_summary
+from ..project.summary import ModuleSummary
+from ..settings import Settings
+from ..sources import read_source
+from .manifest import Manifest, Signature, signature
+
+
+@dataclass
+class Task:
+    path: str  # as given (for reports)
+    real: str
+    module: str
+    is_package: bool
+    analyse: bool  # findings wanted; else only the module's summary
+    linted: bool  # given on the command line: its results are reported
+    key: str = ""  # the cache key of its content (the bytes themselves are not kept)
+    text: str = ""
+    candidate: bool = False  # a site but no evidence of its own: analysed once connected
+    light: bool = False  # summarised from its text alone (no evidence: classes and re-exports)
+    done: bool = False
+    from_cache: bool = False
+    summary: ModuleSummary | None = None
+    consulted: dict[str, str] = field(default_factory=dict)
+    result: FileResult | None = None
+    deps: set[str] = field(default_factory=set)  # real paths of the project modules it imports
+    closed: bool = False  # its imports were followed (they depend on its text alone)
+    size: int = 0  # characters of its text (the text itself is dropped for files analysed in workers)
+    provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis
+    rendered: list[list[dict[str, Any]] | None] | None = None  # cached edits of each finding's fix (JSON)
+    has_text: bool = True  # False: restored from the manifest (or dropped), read again on demand
+    _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
+    _bindings: dict[str, str] | None = None
+    _modules: set[str] | None = None
+    _uses: dict[str, frozenset[str]] | None = None
+    _light: ModuleSummary | None = None
+
+    @property
+    def bases(self) -> tuple[Path, ...]:
+        return search_bases(self.real)
+
+    def source(self) -> str:
+        """The text, read again from disk when it was not kept."""
+        if not self.has_text:
+            read = read_source(self.path)
+            self.text = "" if isinstance(read, FileResult) else read[2]
+            self.has_text = True
+        return self.text
+
+    def _parsed_imports(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        if self._imports is None:
+            self._imports = read_imports(self.source())
+        return self._imports
+
+    def bindings(self) -> dict[str, str]:
+        if self._bindings is None:
+            self._bindings = imported_bindings(self.source(), self.module, self.is_package, self._parsed_imports())
+        return self._bindings
+
+    def modules(self) -> set[str]:
+        if self._modules is None:
+            self._modules = imported_modules(self.source(), self.module, self.is_package, self.bindings(),
+                                             self._parsed_imports()[1])
+        return self._modules
+
+    def light_summary(self) -> ModuleSummary:
+        if self._light is None:
+            self._light = light_summary(self.source(), self.module, self.is_package, self.real, self.bindings())
+        return self._light
+
+    def attribute_uses(self, local: str) -> frozenset[str]:
+        """Every ``attr`` the text spells as ``local.attr`` (which names of an imported module it
+        uses); ``x.local.attr`` is another object's attribute, not the imported name's."""
+        if self._uses is None:
+            self._uses = {}
+        found = self._uses.get(local)
+        if found is None:
+            found = self._uses[local] = attribute_uses(self.source(), local)
+        return found
+
+
+# ----- records: what a text told, kept in the manifest -----------------------------------------------
+def record_of(task: Task, evidence: bool, site: bool) -> dict[str, Any]:
+    """Everything :func:`restore` needs to rebuild ``task`` without its text."""
+    record: dict[str, Any] = {
+        "e": evidence, "t": site, "mod": task.module, "pkg": task.is_package, "k": task.key, "n": task.size,
+        "b": task.bindings(), "ms": sorted(task.modules()), "ls": task.light_summary().to_json(),
+    }
+    if site and not evidence:  # a candidate: which names of its imports it spells
+        record["u"] = {local: sorted(task.attribute_uses(local)) for local in task.bindings()}
+    return record
+
+
+def restore(record: dict[str, Any], path: str, real: str, linted: bool) -> Task | None:
+    """The task a record describes, or None when it no longer applies (a package moved, so the
+    module's dotted name changed) or holds only the prefilter's answer."""
+    if "mod" not in record:
+        return None
+    name, is_package = module_name(real)
+    if (name, is_package) != (record["mod"], record["pkg"]):
+        return None
+    evidence, site = record["e"], record["t"]
+    task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=record["k"],
+                candidate=linted and site and not evidence, light=not evidence, has_text=False, size=record["n"])
+    task._bindings, task._modules = dict(record["b"]), set(record["ms"])
+    task._light = ModuleSummary.from_json(record["ls"])
+    if "u" in record:
+        task._uses = {local: frozenset(attrs) for local, attrs in record["u"].items()}
+    return task
+
+
+def derive(path: str, real: str, data: bytes, text: str, settings: Settings, linted: bool,
+           evidence: bool | None = None, site: bool | None = None) -> tuple[Task, dict[str, Any]]:
+    """A task from a file's text, and its record."""
+    evidence = has_evidence(text, settings.config) if evidence is None else evidence
+    site = has_site(text, settings.config) if site is None else site
+    name, is_package = module_name(real)
+    key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
+    task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
+                candidate=linted and site and not evidence, light=not evidence, size=len(text))
+    return task, record_of(task, evidence, site)
+
+
+def classify(path: str, settings: Settings, texts: dict[str, str]
+             ) -> tuple[Task | FileResult, Signature | None, dict[str, Any] | None]:
+    """Read one given file and decide what it needs (in a worker: reading, the prefilter's text
+    tests and the import scan are most of a cold run's planning): no task (a plain FileResult), a
+    light task (a site but no evidence: summarised from its text), or a task to analyse. With its
+    signature, taken before the read, and its record for the manifest."""
+    overridden = path in texts
+    sig = signature(path) if not overridden else None
+    read = read_source(path)
+    if isinstance(read, FileResult):
+        return read, None, None
+    real, data, text, _encoding = read
+    text = texts.get(path, texts.get(real, text))
+    overridden = overridden or real in texts
+    evidence, site = has_evidence(text, settings.config), has_site(text, settings.config)
+    if not evidence and not site:
+        return FileResult(path=path), sig, None if overridden else {"e": False, "t": False}
+    task, record = derive(path, real, data, text, settings, True, evidence, site)
+    task.summary = task.light_summary() if task.light else None
+    task.provisional = None if task.light else task.light_summary()
+    if task.analyse and not overridden:
+        task.text, task.has_text = "", False  # the worker that analyses it reads the file again
+    return task, sig, None if overridden else record
+
+
+def restore_given(manifest: Manifest, path: str, real: str) -> Task | FileResult | None:
+    """A given file answered from the manifest: no task, or its task; None when it must be read."""
+    record = manifest.get(real, signature(real))
+    if record is None:
+        return None
+    if record["e"] is False and record["t"] is False:  # the prefilter's answer: nothing to do
+        return FileResult(path=path)
+    task = restore(record, path, real, True)
+    if task is not None:
+        task.summary = task.light_summary() if task.light else None
+        task.provisional = None if task.light else task.light_summary()
+    return task
+
+
+def attribute_uses(text: str, local: str) -> frozenset[str]:
+    """The ``attr`` of every ``local.attr`` whose ``local`` is a whole name of its own. Found with
+    ``str.find`` (memchr speed): a regex scan for every ``a.b`` cost a second on a warm torch run."""
+    found: set[str] = set()
+    needle = local + "."
+    at = text.find(needle)
+    while at >= 0:
+        if at == 0 or not _continues_name(text[at - 1]):
+            match = _NAME.match(text, at + len(needle))
+            if match is not None:
+                found.add(match.group())
+        at = text.find(needle, at + 1)
+    return frozenset(found)
+
+
+def _continues_name(char: str) -> bool:
+    return char == "." or char == "_" or char.isalnum()
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
