@@ -172,7 +172,7 @@ class ProjectRun:
                 return None
             _real, data, text = loaded
             task, record = derive(path, real, data, text, self.settings, False)
-            if recorded and self.manifest is not None:
+            if recorded and self.manifest is not None and record is not None:
                 self.manifest.put(real, sig, record)
         self.tasks[real] = task
         return task
@@ -188,27 +188,8 @@ class ProjectRun:
         for root in roots:
             for path in project_files(root, excluded):
                 real = _realpath(path)
-                if real not in known and self._imports_any(real, linted):
+                if real not in known and _imports_any(real, linted, self.manifest, self.settings):
                     self._add_unlinted(path, real)
-
-    def _imports_any(self, real: str, linted: set[str]) -> bool:
-        """Whether a project file with pointer evidence imports one of the ``linted`` modules:
-        from its manifest record when unchanged, else from its text (and then recorded)."""
-        sig = signature(real) if self.manifest is not None else None
-        record = self.manifest.get(real, sig) if self.manifest is not None else None
-        if record is None or (record["e"] and "ms" not in record):
-            try:
-                with open(real, "rb") as handle:
-                    text = handle.read().decode("utf-8", errors="replace")
-            except OSError:
-                return False
-            evidence = has_evidence(text, self.settings.config)
-            name, is_package = module_name(real)
-            record = {"e": evidence, "t": None, "ms": sorted(imported_modules(text, name, is_package))} if evidence \
-                else {"e": False, "t": None}
-            if self.manifest is not None:
-                self.manifest.put(real, sig, record)
-        return bool(record["e"]) and any(m in linted for m in record["ms"])
 
     def _close_dependencies(self, tasks: list[Task]) -> None:
         """The project modules these tasks import (read without parsing), added as tasks: summaries
@@ -328,7 +309,7 @@ class ProjectRun:
             fixing = final.fixing and any(engine.applicable(f, final) for f in result.findings)
             rendered = None
             if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
-                rendered = self._rendered(task, result.findings)
+                rendered = _rendered(task, result.findings)
             self._store(task, result, rendered)
             if fixing:
                 # fix (or diff) with the final view, in this process: the files with fixes are few
@@ -336,19 +317,6 @@ class ProjectRun:
             elif rendered is not None:
                 result = replace(result, findings=rendered)
             self.results[task.path] = result
-
-    def _rendered(self, task: Task, findings: list[Finding]) -> list[Finding]:
-        """The findings with their fixes' text edits: from the cache entry of this content and these
-        findings when it holds them (libcst on a large file costs seconds), else rendered now."""
-        if task.from_cache and task.rendered is not None and len(task.rendered) == len(findings):
-            out = []
-            for finding, edits in zip(findings, task.rendered):
-                if finding.fix is not None:  # no edits: the rewrite engine could not apply this fix
-                    fix = replace(finding.fix, edits=tuple(Edit.from_json(e) for e in edits)) if edits is not None else None
-                    finding = replace(finding, fix=fix)
-                out.append(finding)
-            return out
-        return engine.render_fixes(task.source(), findings)
 
     def _key(self, data: bytes, module: str, is_package: bool, analyse: bool) -> str:
         if self.cache is None:
@@ -387,6 +355,40 @@ class ProjectRun:
 
 
 _realpath = real_path
+
+
+def _rendered(task: Task, findings: list[Finding]) -> list[Finding]:
+    """The findings with their fixes' text edits: from the cache entry of this content and these
+    findings when it holds them (libcst on a large file costs seconds), else rendered now."""
+    if task.from_cache and task.rendered is not None and len(task.rendered) == len(findings):
+        out = []
+        for finding, edits in zip(findings, task.rendered):
+            if finding.fix is not None:  # no edits: the rewrite engine could not apply this fix
+                fix = replace(finding.fix, edits=tuple(Edit.from_json(e) for e in edits)) if edits is not None else None
+                finding = replace(finding, fix=fix)
+            out.append(finding)
+        return out
+    return engine.render_fixes(task.source(), findings)
+
+
+def _imports_any(real: str, linted: set[str], manifest: Manifest | None, settings: Settings) -> bool:
+    """Whether a project file with pointer evidence imports one of the ``linted`` modules:
+    from its manifest record when unchanged, else from its text (and then recorded)."""
+    sig = signature(real) if manifest is not None else None
+    record = manifest.get(real, sig) if manifest is not None else None
+    if record is None or (record["e"] and "ms" not in record):
+        try:
+            with open(real, "rb") as handle:
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return False
+        evidence = has_evidence(text, settings.config)
+        name, is_package = module_name(real)
+        record = {"e": evidence, "t": None, "ms": sorted(imported_modules(text, name, is_package))} if evidence \
+            else {"e": False, "t": None}
+        if manifest is not None:
+            manifest.put(real, sig, record)
+    return bool(record["e"]) and any(m in linted for m in record["ms"])
 
 
 def _pointer_symbols(view: ProjectView) -> set[str]:

@@ -129,15 +129,15 @@ def restore(record: dict[str, Any], path: str, real: str, linted: bool) -> Task 
 
 
 def derive(path: str, real: str, data: bytes, text: str, settings: Settings, linted: bool,
-           evidence: bool | None = None, site: bool | None = None) -> tuple[Task, dict[str, Any]]:
-    """A task from a file's text, and its record."""
+           evidence: bool | None = None, site: bool | None = None) -> tuple[Task, dict[str, Any] | None]:
+    """A task from a file's text, and its record (None without a cache: no manifest to keep it)."""
     evidence = has_evidence(text, settings.config) if evidence is None else evidence
     site = has_site(text, settings.config) if site is None else site
     name, is_package = module_name(real)
     key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
     task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
                 candidate=linted and site and not evidence, light=not evidence, size=len(text))
-    return task, record_of(task, evidence, site)
+    return task, record_of(task, evidence, site) if settings.cache_dir else None
 
 
 def classify(path: str, settings: Settings, texts: dict[str, str]
