@@ -15,7 +15,8 @@ off (``--no-project-index``, when this ptrlint has it), and, on the whole tree o
 with the pointer rule set (``../shared/data/semgrep-ptr-rule.yaml`` or ``--semgrep-rules``).
 The *parse floor* is CPython's ``ast.parse`` alone over the files ptrlint's prefilter passes,
 with as many processes as ptrlint uses. Medians of ``--repeats`` rounds; peak RSS of the
-largest process of each tool (GNU time). Writes ``benchmarks/results/lint_speed.{json,md}``.
+largest process of each tool (GNU time), and for ptrlint the peak of all its processes together
+(the planner and its workers, sampled from /proc). Writes ``benchmarks/results/lint_speed.{json,md}``.
 
     python benchmarks/lint_speed.py [--tree torch --tree sglang ...] [--repeats 3]
 """
@@ -111,6 +112,49 @@ def peak_rss(cmd: list[str], cwd: Path) -> int:
         return -1
 
 
+def tree_rss(cmd: list[str], cwd: Path, interval: float = 0.05) -> int:
+    """Peak of the summed RSS (KiB) of a run's process and all its descendants (the workers
+    together), sampled from /proc every ``interval`` seconds; -1 where /proc is missing."""
+    if not os.path.isdir("/proc/self"):
+        return -1
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, sum(_rss_kib(pid) for pid in _descendants(proc.pid)))
+        time.sleep(interval)
+    return peak
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, []))
+    return out
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def find_tool(name: str, explicit: str | None) -> str | None:
     if explicit:
         return explicit
@@ -176,6 +220,7 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 "median_s": {k: statistics.median(v) for k, v in times.items() if v},
                 "peak_rss_kib": {k: peak_rss(cmd, root) for k, cmd in commands.items()
                                  if k in ("ruff", "ptrlint_cold", "ptrlint_warm", "semgrep")},
+                "all_processes_rss_kib": {k: tree_rss(commands[k], root) for k in ("ptrlint_cold", "ptrlint_warm")},
             }
             if "ruff" in row["median_s"]:
                 r = row["median_s"]["ruff"]
@@ -260,8 +305,9 @@ def markdown(result: dict) -> str:
         f"semgrep {v.get('semgrep', 'not found')}; {result['date']}.",
         "",
         "| tree | files | lines | ruff | ptrlint cold | ptrlint warm | cold, no index | parse floor | semgrep "
-        "| cold / ruff | warm / ruff | semgrep / cold | peak RSS cold / warm / ruff / semgrep |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| cold / ruff | warm / ruff | semgrep / cold | peak RSS cold / warm / ruff / semgrep "
+        "| all ptrlint processes cold / warm |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     nan = float("nan")
     for tree in result["trees"]:
@@ -274,13 +320,18 @@ def markdown(result: dict) -> str:
             def mb(key: str) -> str:
                 return str(rss[key] // 1024) if rss.get(key, -1) >= 0 else "—"
 
+            def total(key: str) -> str:
+                value = row.get("all_processes_rss_kib", {}).get(key, -1)
+                return str(value // 1024) if value >= 0 else "—"
+
             semgrep_ratio = row.get("semgrep_over_ptrlint_cold")
             out.append(
                 f"| {tree['tree']} ({row['fraction']:g}) | {row['files']:,} | {row['lines']:,} | {s('ruff')} | "
                 f"{s('ptrlint_cold')} | {s('ptrlint_warm')} | {s('ptrlint_cold_no_index')} | {s('parse_floor')} | "
                 f"{s('semgrep')} | {ratio.get('ptrlint_cold', nan):.2f}x | {ratio.get('ptrlint_warm', nan):.2f}x | "
                 f"{f'{semgrep_ratio:.1f}x' if semgrep_ratio else '—'} | "
-                f"{mb('ptrlint_cold')} / {mb('ptrlint_warm')} / {mb('ruff')} / {mb('semgrep')} MB |"
+                f"{mb('ptrlint_cold')} / {mb('ptrlint_warm')} / {mb('ruff')} / {mb('semgrep')} MB | "
+                f"{total('ptrlint_cold')} / {total('ptrlint_warm')} MB |"
             )
     if result.get("baseline"):
         out += ["", f"Side by side with `{result['baseline']}` (the baseline), same files and rounds:", "",
