@@ -186,6 +186,7 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 dest = root / tree.name / Path(f).relative_to(tree)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, dest)
+            time.sleep(2.5)  # older than the manifest's settling window, as a checkout would be
             listing = work / f"files_{fraction}.txt"
             listing.write_text("\n".join(str(root / tree.name / Path(f).relative_to(tree)) for f in subset) + "\n")
             filled = subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
