@@ -71,6 +71,8 @@ class Manifest:
     def save(self) -> None:
         if not self.dirty:
             return
+        # files deleted since they were recorded (one stat each, only when something changed)
+        self.records = {real: entry for real, entry in self.records.items() if os.path.exists(real)}
         try:
             folder = os.path.dirname(self.file)
             os.makedirs(folder, exist_ok=True)

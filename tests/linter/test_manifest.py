@@ -143,3 +143,17 @@ def test_real_path_follows_the_working_directory_and_links(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path / "b")
     assert real_path("m.py") != first == os.path.realpath(tmp_path / "a" / "m.py")
     assert real_path(str(tmp_path / "link.py")) == os.path.realpath(tmp_path / "b" / "m.py")
+
+
+def test_deleted_files_leave_the_manifest(tmp_path):
+    kept, gone = tmp_path / "kept.py", tmp_path / "gone.py"
+    old = time.time_ns() - 2 * SETTLE_NS
+    for path in (kept, gone):
+        path.write_text(PLAIN)
+        os.utime(path, ns=(old, old))
+    manifest = Manifest(str(tmp_path / "cache"), "f" * 32)
+    for path in (kept, gone):
+        manifest.put(str(path), signature(str(path)), {"e": False, "t": False})
+    gone.unlink()
+    manifest.save()
+    assert set(Manifest(str(tmp_path / "cache"), "f" * 32).records) == {str(kept)}
