@@ -50,7 +50,8 @@ PARSE_FLOOR = r"""
 import ast, sys
 from concurrent.futures import ProcessPoolExecutor
 from ptrlint.config import Config
-from ptrlint.engine import decode, prefilter
+from ptrlint.prefilter import prefilter
+from ptrlint.sources import decode
 
 def parse(path):
     text, _ = decode(open(path, "rb").read())
@@ -206,6 +207,8 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 commands["semgrep"] = [semgrep, "--config", str(rules), "--metrics=off", "--disable-version-check",
                                        "--quiet", "--json", "-j", str(args.jobs), "."]
             commands = {k: v for k, v in commands.items() if v}
+            # a floor that fails would time an ImportError (it did, from issue 22's move of `decode`)
+            subprocess.run(commands["parse_floor"], cwd=root, check=True, stdout=subprocess.DEVNULL)
             times: dict[str, list[float]] = {k: [] for k in commands}
             for round_ in range(args.repeats):
                 for name, cmd in commands.items():
