@@ -174,6 +174,8 @@ class ProjectRun:
             task, record = derive(path, real, data, text, self.settings, False)
             if recorded and self.manifest is not None and record is not None:
                 self.manifest.put(real, sig, record)
+            if path not in self.texts and real not in self.texts:
+                task.text, task.has_text = "", False  # read again by the worker that summarises it
         self.tasks[real] = task
         return task
 

@@ -137,6 +137,7 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
     task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
                 candidate=linted and site and not evidence, light=not evidence, size=len(text))
+    task.modules(), task.light_summary()  # what the planner needs of the text, derived here (in a worker)
     return task, record_of(task, evidence, site) if settings.cache_dir else None
 
 
@@ -160,8 +161,11 @@ def classify(path: str, settings: Settings, texts: dict[str, str]
     task, record = derive(path, real, data, text, settings, True, evidence, site)
     task.summary = task.light_summary() if task.light else None
     task.provisional = None if task.light else task.light_summary()
-    if task.analyse and not overridden:
-        task.text, task.has_text = "", False  # the worker that analyses it reads the file again
+    if not overridden:
+        # read again where it is needed (by the worker that analyses it, or for a candidate's
+        # uses of its imports): a tree's texts held until the end of a run grew the planner
+        # past 1 GB on 20,000 files
+        task.text, task.has_text = "", False
     return task, sig, None if overridden else record
 
 
