@@ -114,14 +114,16 @@ def peak_rss(cmd: list[str], cwd: Path) -> int:
 
 
 def tree_rss(cmd: list[str], cwd: Path, interval: float = 0.05) -> int:
-    """Peak of the summed RSS (KiB) of a run's process and all its descendants (the workers
-    together), sampled from /proc every ``interval`` seconds; -1 where /proc is missing."""
+    """Peak memory (KiB) of a run's process and all its descendants together (the planner and its
+    workers), sampled from /proc every ``interval`` seconds: the sum of their proportional set
+    sizes (PSS), so pages the forked workers share with the planner count once, not once per
+    process as a sum of RSS would; RSS where PSS is not reported; -1 where /proc is missing."""
     if not os.path.isdir("/proc/self"):
         return -1
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while proc.poll() is None:
-        peak = max(peak, sum(_rss_kib(pid) for pid in _descendants(proc.pid)))
+        peak = max(peak, sum(_memory_kib(pid) for pid in _descendants(proc.pid)))
         time.sleep(interval)
     return peak
 
@@ -145,14 +147,15 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _rss_kib(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
+def _memory_kib(pid: int) -> int:
+    for file, field in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
+        try:
+            with open(file, encoding="ascii", errors="replace") as handle:
+                for line in handle:
+                    if line.startswith(field):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
     return 0
 
 
