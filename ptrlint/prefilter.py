@@ -58,16 +58,20 @@ def has_site(text: str, config: Config) -> bool:
 
 def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[str], ...], literals: tuple[str, ...]) -> bool:
     lowered = text.lower()
-    # Every match of the regex contains one of the literals, and none is longer than the literal
-    # plus _WINDOW characters on either side, so the regex runs only in a window around each
-    # literal (found at memchr speed): a search over a whole file that fails costs a millisecond.
-    # `pos` keeps the characters before the window as context for `\b`; the margin after it is
-    # wider than any match can reach past its literal, so `endpos` never decides one.
+    # Every match of the regex contains one of the literals, and none reaches more than _WINDOW
+    # characters beyond it, so the regex runs only in a window around each literal (found at
+    # memchr speed): a search over a whole file that fails costs a millisecond. `pos` keeps the
+    # text before the window as context for `\b`, but `endpos` cuts the window's last word short
+    # (`ptrlint` ends as `ptr`), so each match found is confirmed on the whole text at its start.
     for token in literals:
         at = lowered.find(token)
         while at >= 0:
-            if regex.search(lowered, max(0, at - _WINDOW), at + len(token) + _WINDOW):
-                return True
+            end = at + len(token) + _WINDOW
+            found = regex.search(lowered, max(0, at - _WINDOW), end)
+            while found is not None:
+                if regex.match(lowered, found.start()) is not None:
+                    return True
+                found = regex.search(lowered, found.start() + 1, end)
             at = lowered.find(token, at + 1)
     if custom:
         for ident in set(_IDENT.findall(text)):
