@@ -119,7 +119,7 @@ class ProjectRun:
         (in a pool when enough files need reading)."""
         unread: list[str] = []
         for path in self.paths:
-            real = _realpath(path)
+            real = real_path(path)
             restored = None
             if self.manifest is not None and path not in self.texts and real not in self.texts:
                 restored = restore_given(self.manifest, path, real)
@@ -137,7 +137,7 @@ class ProjectRun:
             for path, (answer, sig, record) in zip(ordered, outputs):
                 self._classified(path, answer)
                 if self.manifest is not None and record is not None:
-                    self.manifest.put(_realpath(path), sig, record)
+                    self.manifest.put(real_path(path), sig, record)
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
@@ -162,20 +162,19 @@ class ProjectRun:
 
     def _add_unlinted(self, path: str, real: str) -> Task | None:
         """A project module that was not given, read for its summary (or restored unread)."""
-        recorded = self.manifest is not None and path not in self.texts and real not in self.texts
-        sig = signature(real) if recorded else None
-        record = self.manifest.get(real, sig) if recorded and self.manifest is not None else None
+        overridden = path in self.texts or real in self.texts  # an editor's buffer: not on disk
+        manifest = None if overridden else self.manifest
+        sig = signature(real) if manifest is not None else None
+        record = manifest.get(real, sig) if manifest is not None else None
         task = restore(record, path, real, False) if record is not None else None
         if task is None:
             loaded = self._load(path)
             if isinstance(loaded, FileResult):
                 return None
             _real, data, text = loaded
-            task, record = derive(path, real, data, text, self.settings, False)
-            if recorded and self.manifest is not None and record is not None:
-                self.manifest.put(real, sig, record)
-            if path not in self.texts and real not in self.texts:
-                task.text, task.has_text = "", False  # read again by the worker that summarises it
+            task, record = derive(path, real, data, text, self.settings, False, keep_text=overridden)
+            if manifest is not None and record is not None:
+                manifest.put(real, sig, record)
         self.tasks[real] = task
         return task
 
@@ -186,10 +185,10 @@ class ProjectRun:
             return
         roots = {project_root(t.real) for t in self.tasks.values() if t.linted}
         excluded = tuple(e for e in (*self.settings.config.exclude, *self.settings.config.extend_exclude) if "/" not in e)
-        known = set(self.tasks) | {_realpath(p) for p in self.paths}
+        known = set(self.tasks) | {real_path(p) for p in self.paths}
         for root in roots:
             for path in project_files(root, excluded):
-                real = _realpath(path)
+                real = real_path(path)
                 if real not in known and _imports_any(real, linted, self.manifest, self.settings):
                     self._add_unlinted(path, real)
 
@@ -208,7 +207,7 @@ class ProjectRun:
                 found = module_file(module, bases)
                 if found is None:
                     continue
-                real = _realpath(str(found))
+                real = real_path(str(found))
                 if real == task.real:
                     continue
                 task.deps.add(real)
@@ -284,8 +283,8 @@ class ProjectRun:
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
             for module in wanted:  # lookups into modules nobody had read yet
                 found = next((module_file(module, t.bases) for t in self.tasks.values() if t.linted), None)
-                if found is not None and _realpath(str(found)) not in self.tasks:
-                    added = self._add_unlinted(str(found), _realpath(str(found)))
+                if found is not None and real_path(str(found)) not in self.tasks:
+                    added = self._add_unlinted(str(found), real_path(str(found)))
                     if added is not None and not added.light:
                         again.append(added)
                     elif added is not None:
@@ -320,11 +319,6 @@ class ProjectRun:
                 result = replace(result, findings=rendered)
             self.results[task.path] = result
 
-    def _key(self, data: bytes, module: str, is_package: bool, analyse: bool) -> str:
-        if self.cache is None:
-            return ""
-        return Cache.key(data, self.settings, f"index:{module}:{int(is_package)}")
-
     def _from_cache(self, task: Task) -> bool:
         """A cached result for this content; whether what it read still holds is checked in _settle."""
         if self.cache is None or task.real in self.texts or task.path in self.texts:
@@ -354,9 +348,6 @@ class ProjectRun:
             extra["rendered"] = [[e.to_json() for e in f.fix.edits] if f.fix is not None else None for f in rendered]
         if task.key:
             self.cache.put(task.key, result.findings if task.analyse else [], extra)
-
-
-_realpath = real_path
 
 
 def _rendered(task: Task, findings: list[Finding]) -> list[Finding]:

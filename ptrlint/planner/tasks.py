@@ -128,9 +128,14 @@ def restore(record: dict[str, Any], path: str, real: str, linted: bool) -> Task 
     return task
 
 
-def derive(path: str, real: str, data: bytes, text: str, settings: Settings, linted: bool,
+def derive(path: str, real: str, data: bytes, text: str, settings: Settings, linted: bool, keep_text: bool,
            evidence: bool | None = None, site: bool | None = None) -> tuple[Task, dict[str, Any] | None]:
-    """A task from a file's text, and its record (None without a cache: no manifest to keep it)."""
+    """A task from a file's text, and its record (None without a cache: no manifest to keep it).
+
+    Unless ``keep_text`` (an editor's buffer, which is not on disk), the text is dropped once
+    derived: it is read again where needed (by the worker that analyses the module, or for a
+    candidate's uses of its imports), since a tree's texts held to the end of a run grew the
+    planner past 1 GB on 20,000 files."""
     evidence = has_evidence(text, settings.config) if evidence is None else evidence
     site = has_site(text, settings.config) if site is None else site
     name, is_package = module_name(real)
@@ -138,7 +143,10 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
                 candidate=linted and site and not evidence, light=not evidence, size=len(text))
     task.modules(), task.light_summary()  # what the planner needs of the text, derived here (in a worker)
-    return task, record_of(task, evidence, site) if settings.cache_dir else None
+    record = record_of(task, evidence, site) if settings.cache_dir else None
+    if not keep_text:
+        task.text, task.has_text = "", False
+    return task, record
 
 
 def classify(path: str, settings: Settings, texts: dict[str, str]
@@ -158,15 +166,8 @@ def classify(path: str, settings: Settings, texts: dict[str, str]
     evidence, site = has_evidence(text, settings.config), has_site(text, settings.config)
     if not evidence and not site:
         return FileResult(path=path), sig, None if overridden else {"e": False, "t": False}
-    task, record = derive(path, real, data, text, settings, True, evidence, site)
-    task.summary = task.light_summary() if task.light else None
-    task.provisional = None if task.light else task.light_summary()
-    if not overridden:
-        # read again where it is needed (by the worker that analyses it, or for a candidate's
-        # uses of its imports): a tree's texts held until the end of a run grew the planner
-        # past 1 GB on 20,000 files
-        task.text, task.has_text = "", False
-    return task, sig, None if overridden else record
+    task, record = derive(path, real, data, text, settings, True, overridden, evidence, site)
+    return _given(task), sig, None if overridden else record
 
 
 def restore_given(manifest: Manifest, path: str, real: str) -> Task | FileResult | None:
@@ -177,9 +178,14 @@ def restore_given(manifest: Manifest, path: str, real: str) -> Task | FileResult
     if record["e"] is False and record["t"] is False:  # the prefilter's answer: nothing to do
         return FileResult(path=path)
     task = restore(record, path, real, True)
-    if task is not None:
-        task.summary = task.light_summary() if task.light else None
-        task.provisional = None if task.light else task.light_summary()
+    return _given(task) if task is not None else None
+
+
+def _given(task: Task) -> Task:
+    """A given file's summary until its analysis: its light summary for a module without evidence
+    (final), else the light summary as provisional (its classes and re-exports)."""
+    task.summary = task.light_summary() if task.light else None
+    task.provisional = None if task.light else task.light_summary()
     return task
 
 
