@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Iterator
 
 from .addresses import PREFILTER_TOKENS
 from .config import DEFAULT_POINTER_NAMES, Config
+from .lexer import ProseMap
 from .names import prefilter_regex, site_regex
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -27,7 +29,8 @@ def prefilter(text: str, config: Config) -> bool:
     """False only when the file cannot hold a finding.
 
     Sound because every finding needs pointer evidence *and* a site, and both leave tokens in
-    the text. Evidence: value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
+    the code. Evidence counts only outside comments and multi-line strings (a word there leaves no
+    name in the ast; see :mod:`.lexer`): value evidence needs a pointer source (``data_ptr``, ``.ctypes.data``,
     ``ctypes.addressof``/``ctypes.cast`` (both spell ``ctypes`` at the call or in the import),
     ``__array_interface__``/``__cuda_array_interface__``, ``caching_allocator_alloc``, known
     address attributes such as ``buffer_ptrs``, or a configured pointer function, whose last name
@@ -38,44 +41,88 @@ def prefilter(text: str, config: Config) -> bool:
     identifier in the file. Sites: see ``names.site_regex``
     (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
     """
-    return has_evidence(text, config) and has_site(text, config)
+    regex, custom, literals, sites = _prefilter_parts(config)
+    prose = _Prose(text)
+    return _has_evidence(text, regex, custom, literals, prose) and _has_site(text, sites, prose)
 
 
 def has_evidence(text: str, config: Config) -> bool:
-    """The text holds a pointer source or a pointer-named identifier (see :func:`prefilter`)."""
-    regex, custom, literals, _sites = _prefilter_parts(config)
-    return _has_evidence(text, regex, custom, literals)
+    """The text holds a pointer source or a pointer-named identifier in code (see :func:`prefilter`)."""
+    return evidence_and_site(text, config, site=False)[0]
 
 
 def has_site(text: str, config: Config) -> bool:
-    """The text holds a place where a finding can be reported (see :func:`prefilter`).
+    """The text holds, in code, a place where a finding can be reported (see :func:`prefilter`).
 
     With the project index, a file with a site but no evidence of its own is analysed when its
     imports reach evidence in other modules, or other modules write addresses into its classes.
     """
-    return _prefilter_parts(config)[3].search(text) is not None
+    return evidence_and_site(text, config, evidence=False)[1]
 
 
-def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[str], ...], literals: tuple[str, ...]) -> bool:
-    lowered = text.lower()
-    # Every match of the regex contains one of the literals, and none reaches more than _WINDOW
-    # characters beyond it, so the regex runs only in a window around each literal (found at
-    # memchr speed): a search over a whole file that fails costs a millisecond. `pos` keeps the
-    # text before the window as context for `\b`, but `endpos` cuts the window's last word short
-    # (`ptrlint` ends as `ptr`), so each match found is confirmed on the whole text at its start.
-    for token in literals:
-        at = lowered.find(token)
-        while at >= 0:
-            end = at + len(token) + _WINDOW
-            found = regex.search(lowered, max(0, at - _WINDOW), end)
-            while found is not None:
-                if regex.match(lowered, found.start()) is not None:
-                    return True
-                found = regex.search(lowered, found.start() + 1, end)
-            at = lowered.find(token, at + 1)
+def evidence_and_site(text: str, config: Config, evidence: bool = True, site: bool = True) -> tuple[bool, bool]:
+    """Both answers (each only when asked), with one scan for the text's comments and strings."""
+    regex, custom, literals, sites = _prefilter_parts(config)
+    prose = _Prose(text)
+    found_evidence = evidence and _has_evidence(text, regex, custom, literals, prose)
+    return found_evidence, site and _has_site(text, sites, prose)
+
+
+class _Prose:
+    """The prose map of a text and of its lower-cased copy, each scanned once and only if asked (one
+    map serves both when ``lower()`` keeps the length, as it does but for a few non-ASCII letters)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lowered = text.lower()
+        self._text_map: ProseMap | None = None
+        self._lowered_map: ProseMap | None = None
+
+    def of_text(self) -> ProseMap:
+        if self._text_map is None:
+            same = len(self.lowered) == len(self.text)
+            self._text_map = self.of_lowered() if same else ProseMap(self.text)
+        return self._text_map
+
+    def of_lowered(self) -> ProseMap:
+        if self._lowered_map is None:
+            self._lowered_map = ProseMap(self.lowered)  # lower() keeps quotes, `#` and backslashes
+        return self._lowered_map
+
+
+def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[str], ...], literals: tuple[str, ...],
+                  prose: _Prose) -> bool:
+    lowered = prose.lowered
+    for token in literals:  # a match counts only in code; the scan stops at the first such match
+        for start in _confirmed(lowered, regex, token):
+            if not prose.of_lowered().is_prose(start):
+                return True
     if custom:
         for ident in set(_IDENT.findall(text)):
             bare = ident.strip("_")
             if any(p.fullmatch(bare) for p in custom):
                 return True
     return False
+
+
+def _has_site(text: str, sites: re.Pattern[str], prose: _Prose) -> bool:
+    return any(not prose.of_text().is_prose(match.start()) for match in sites.finditer(text))
+
+
+def _confirmed(lowered: str, regex: re.Pattern[str], token: str) -> Iterator[int]:
+    """Where the regex matches in the windows around each ``token``.
+
+    Every match of the regex contains one of the literals, and none reaches more than _WINDOW
+    characters beyond it, so the regex runs only in a window around each literal (found at memchr
+    speed): a search over a whole file that fails costs a millisecond. `pos` keeps the text before
+    the window as context for `\\b`, but `endpos` cuts the window's last word short (`ptrlint`
+    ends as `ptr`), so each match found is confirmed on the whole text at its start."""
+    at = lowered.find(token)
+    while at >= 0:
+        end = at + len(token) + _WINDOW
+        match = regex.search(lowered, max(0, at - _WINDOW), end)
+        while match is not None:
+            if regex.match(lowered, match.start()) is not None:
+                yield match.start()
+            match = regex.search(lowered, match.start() + 1, end)
+        at = lowered.find(token, at + 1)

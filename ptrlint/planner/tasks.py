@@ -15,7 +15,7 @@ from typing import Any
 
 from ..cache import Cache
 from ..model import FileResult
-from ..prefilter import has_evidence, has_site
+from ..prefilter import evidence_and_site
 from ..project.imports import imported_bindings, imported_modules, read_imports
 from ..project.layout import module_name, search_bases
 from ..project.light import light_summary
@@ -136,8 +136,8 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     derived: it is read again where needed (by the worker that analyses the module, or for a
     candidate's uses of its imports), since a tree's texts held to the end of a run grew the
     planner past 1 GB on 20,000 files."""
-    evidence = has_evidence(text, settings.config) if evidence is None else evidence
-    site = has_site(text, settings.config) if site is None else site
+    if evidence is None or site is None:
+        evidence, site = evidence_and_site(text, settings.config)
     name, is_package = module_name(real)
     key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
     task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
@@ -163,7 +163,7 @@ def classify(path: str, settings: Settings, texts: dict[str, str]
     real, data, text, _encoding = read
     text = texts.get(path, texts.get(real, text))
     overridden = overridden or real in texts
-    evidence, site = has_evidence(text, settings.config), has_site(text, settings.config)
+    evidence, site = evidence_and_site(text, settings.config)
     if not evidence and not site:
         return FileResult(path=path), sig, None if overridden else {"e": False, "t": False}
     task, record = derive(path, real, data, text, settings, True, overridden, evidence, site)

@@ -10,6 +10,7 @@ import pytest
 
 from ptrlint.config import Config
 from ptrlint.engine import Settings, process_text, select_codes
+from ptrlint.lexer import ProseMap
 from ptrlint.prefilter import prefilter
 
 from ..conftest import CORPUS, REPO
@@ -62,9 +63,30 @@ def test_prefilter_changes_no_finding_over_real_trees():
     assert skipped > 0 and flagged > 0  # the filter does skip work, and the sample does hold findings
 
 
+PROSE_ONLY = [
+    # evidence only in a comment, a docstring or a C++ source held as a string: no finding can follow
+    "import torch\n# copies every data_ptr() into the table\nblock_ids = torch.tensor(ids, dtype=torch.int64)\n",
+    'import torch\n\n\ndef f(ids):\n    """Build the table.\n\n    Not the ptrs table.\n    """\n'
+    "    return torch.tensor(ids, dtype=torch.int64)\n",
+    'import torch\nSRC = r"""\n__global__ void k(int64_t* ptrs) {}\n"""\nt = torch.zeros(4, dtype=torch.int64)\n',
+    # a site only in a comment or a docstring: nowhere to report a finding
+    "ptrs = [x.data_ptr() for x in xs]  # later: torch.tensor(ptrs, dtype=torch.int64)\n",
+    'def table(xs):\n    """Returns what `torch.tensor(ptrs, dtype=torch.int64)` would hold.\n\n    Lists.\n    """\n'
+    "    return [x.data_ptr() for x in xs]\n",
+]
+
+
+@pytest.mark.parametrize("source", PROSE_ONLY)
+def test_evidence_in_comments_and_prose_strings_is_no_evidence(source):
+    assert not prefilter(source, Config())
+    assert _findings(source, False) == []
+
+
 @pytest.mark.parametrize(
     "source",
     [
+        "import torch\nsrc_ptrs = d['src_ptrs']  # a key\nt = torch.tensor(src_ptrs, dtype=torch.int64)\n",
+        'import torch\nt = torch.tensor([x.data_ptr() for x in xs], dtype=torch.int64)  # """\n',
         "import torch\nSRC_PTRS_ = torch.empty(4, dtype=torch.int64)\n",
         "import torch\nself_addresses = torch.empty(4, dtype=torch.int64)\n",
         "import numpy as np\nimport ctypes as C\nt = np.array([C.addressof(x) for x in xs], dtype=np.int64)\n",
@@ -80,7 +102,9 @@ def _whole_text_evidence(text: str, config: Config) -> bool:
     from ptrlint.prefilter import _prefilter_parts
 
     regex, custom, _literals, _sites = _prefilter_parts(config)
-    if regex.search(text.lower()):
+    lowered = text.lower()
+    prose = ProseMap(lowered)
+    if any(not prose.is_prose(m.start()) for m in regex.finditer(lowered)):
         return True
     return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in custom)
 
@@ -90,6 +114,8 @@ EDGE_TEXTS = [
     "caddr", "hptr", "y" * 40 + "ptr", "ptr" + "y" * 40, "xx_address_" + " " * 30, "ctypesx", "CUDA_ARRAY_INTERFACE",
     "nvshmem_ptr(x)", "ADDR", "p0interp", "s = 'pointer'", "mypointers", "pointers_table",
     'for k in ("ptrlint_cold", "ptrlint_warm")',  # a window's end cuts the second `ptrlint` to `ptr`
+    "# the ptr table\nx = 1\n", '"""\nholds ptrs\n"""\nptr = 1\n', '"""\nholds ptrs\n"""\nx = 1\n',
+    "s = 'ptr'  # key\n", "x = d['src_ptrs']\n", "# x = d['src_ptrs']\n", 'f"""\n{ptrs}\n"""\n', 'x = f"{d["a"]}"  # ptr\n',
 ]
 
 

@@ -1,0 +1,111 @@
+"""Where a Python text's comments and prose strings lie, found without parsing.
+
+The prefilter asks whether a word stands in code: a word in a comment, or in a triple-quoted string
+that spans lines (a docstring, a message, a C++ or CUDA source held as a string), leaves no
+identifier, attribute or string key in the ast, so it cannot be pointer evidence. One left-to-right
+regex scan finds each comment and string as CPython's tokenizer does (prefixes, escapes, triple
+quotes), and only as far as a question needs.
+
+The scan is exact for the grammar up to Python 3.11. Where it cannot be sure (an f-string whose
+replacement fields nest quotes, as Python 3.12 allows, or a quote that opens no string it knows),
+everything from there on counts as code, so an unsure scan can only keep a file, never drop one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+# A run of comment lines, a string (its prefix is read off the text before it, so that every
+# alternative starts with `#` or a quote, which the regex engine finds at memchr speed), or a lone
+# quote (no string this scan knows: unsure from here).
+_LEXEME = re.compile(r"""
+  \#[^\n]*(?:\n[ \t]*\#[^\n]*)*
+| '''(?P<single3>[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*)'''
+| \"\"\"(?P<double3>[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*)\"\"\"
+| '[^'\\\n]*(?:\\.[^'\\\n]*)*'
+| "[^"\\\n]*(?:\\.[^"\\\n]*)*"
+| ['"]
+""", re.VERBOSE | re.DOTALL)
+
+
+class ProseMap:
+    """Answers "is this offset in a comment or a multi-line string?" for one text, scanning lazily
+    up to the furthest offset asked about."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._lexemes = _LEXEME.finditer(text)
+        self._starts: list[int] = []  # prose spans so far, in order
+        self._ends: list[int] = []
+        self._scanned = 0  # the text before this offset is classified
+        self._unsure = len(text) + 1  # from here on, everything counts as code
+
+    def is_prose(self, offset: int) -> bool:
+        """Whether ``offset`` lies inside a comment or a triple-quoted string that spans lines."""
+        while self._scanned <= offset and self._unsure > len(self._text):
+            self._advance()
+        if offset >= self._unsure:
+            return False
+        at = bisect.bisect_right(self._starts, offset) - 1
+        return at >= 0 and offset < self._ends[at]
+
+    def _advance(self) -> None:
+        match = next(self._lexemes, None)
+        if match is None:
+            self._scanned = len(self._text) + 1
+            return
+        self._scanned = match.end()
+        token = match.group()
+        if token[0] == "#":
+            self._starts.append(match.start())
+            self._ends.append(match.end())
+            return
+        if len(token) == 1:  # a quote that opens no string: the rest of the text is unsure
+            self._unsure = match.start()
+            return
+        if _is_fstring(self._text, match.start()):
+            # an f-string's replacement fields are code; a field left open means a quote nested
+            # inside it ended the scan's string early (Python 3.12): unsure from here
+            if not _fields_closed(token):
+                self._unsure = match.start()
+            return
+        body = match.group("single3")
+        if body is None:
+            body = match.group("double3")
+        if body is not None and "\n" in body:
+            self._starts.append(match.start())
+            self._ends.append(match.end())
+
+
+def _fields_closed(literal: str) -> bool:
+    """Every replacement field of an f-string literal is closed: outside a field ``{{`` and ``}}``
+    are literal braces; inside one (a nested format spec, ``{x:>{width}}``) braces nest."""
+    depth = 0
+    skip = -1
+    for brace in _BRACE.finditer(literal):
+        at = brace.start()
+        if at == skip:
+            continue
+        following = literal[at + 1:at + 2]
+        if brace.group() == "{":
+            if depth == 0 and following == "{":
+                skip = at + 1
+            else:
+                depth += 1
+        elif depth == 0:
+            if following != "}":
+                return False
+            skip = at + 1
+        else:
+            depth -= 1
+    return depth == 0
+
+
+_BRACE = re.compile(r"[{}]")
+
+
+def _is_fstring(text: str, quote: int) -> bool:
+    """Whether the string opening at ``quote`` has an ``f`` prefix (``f``, ``rf``, ``fr``, any case)."""
+    before = text[max(0, quote - 2):quote].lower()
+    return before[-1:] == "f" or before in ("fr", "fb")
