@@ -26,6 +26,7 @@ from ..model import Edit, FileResult, Finding
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
 from ..project.layout import module_file, module_name, project_files, project_root
+from ..project.consumers import ProjectConsumers
 from ..project.link import ModuleLink
 from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
@@ -92,6 +93,7 @@ class ProjectRun:
         self.cache = Cache(settings.cache_dir) if settings.cache_dir else None
         self.manifest = Manifest(settings.cache_dir, Cache.key(b"", settings, "manifest")) if settings.cache_dir else None
         self._full_view: ProjectView | None = None
+        self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
@@ -245,7 +247,7 @@ class ProjectRun:
     def _view(self) -> ProjectView:
         if self._full_view is None:
             summaries = {t.module: t.summary for t in self.tasks.values() if t.summary is not None and not t.summary.empty}
-            self._full_view = ProjectView(summaries)
+            self._full_view = ProjectView(summaries, self._consumers)
             self._full_view.options = analysis_options(self.settings.config)
         return self._full_view
 

@@ -65,6 +65,15 @@ class ProjectConsumers:
         self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
         self._texts: dict[str, tuple[str, dict[str, int], dict[str, str]]] = {}  # files read for factory lookups
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a worker process gets: the import tables (a dict per project), never the parsed
+        modules or the answers built on them (each process parses what it asks about)."""
+        return {"_imports": self._imports}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__()  # type: ignore[misc]
+        self._imports = state["_imports"]  # type: ignore[assignment]
+
     def _load(self, path: str, options: AnalysisOptions) -> _Module | None:
         key = (os.path.realpath(path), id(options))
         if key in self._modules:

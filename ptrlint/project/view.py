@@ -21,7 +21,9 @@ MISSING = "-"
 
 
 class ProjectView:
-    def __init__(self, summaries: dict[str, ModuleSummary]) -> None:
+    def __init__(self, summaries: dict[str, ModuleSummary], consumers: ProjectConsumers | None = None) -> None:
+        """``consumers``: the modules read for consumer answers, shared by the views of one run (they
+        do not depend on the summaries), so that a new round does not read the project again."""
         self.summaries = summaries
         self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str]]] = {}
         self.bases: tuple[Path, ...] = ()
@@ -29,7 +31,7 @@ class ProjectView:
         self.consulted: dict[str, str] = {}
         self.wanted: set[str] = set()
         self.writes_by_target: dict[str, list[ValueSummary]] = {}
-        self.consumers = ProjectConsumers()
+        self.consumers = consumers if consumers is not None else ProjectConsumers()
         self.options: object | None = None  # the analysis options of the last module viewed (for re-probing)
         for summary in summaries.values():
             for target, value in summary.external_writes.items():

@@ -211,3 +211,37 @@ def test_shared_cross_module_corpus_file_by_file(ptrlint):
         want = {(line, code) for line, code in expected_markers(path.read_text())}
         got = {(f["line"], f["code"]) for f in _found(ptrlint, cases, f"kvoffload/{name}")}
         assert got == want, name
+
+
+def test_consumer_reads_are_shared_by_the_rounds_and_workers_of_a_run(tmp_path, monkeypatch):
+    """The modules read for consumer answers do not depend on the summaries: one run keeps one
+    reader across its rounds (a new view must not read the project again), and a worker gets the
+    import tables already read, never the parsed modules."""
+    import pickle
+
+    import ptrlint.project.consumers as consumers
+    from ptrlint.config import Config
+    from ptrlint.engine import Settings, select_codes
+    from ptrlint.planner.index import ProjectRun
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "tables.py").write_text(
+        "def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import torch\nfrom pkg.tables import pointer_table\n\n\ndef run(xs):\n"
+        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n")
+    builds: list[str] = []
+    real_project_files = consumers.project_files
+    monkeypatch.setattr(consumers, "project_files", lambda *a: builds.append("read") or real_project_files(*a))
+    files = [str(tmp_path / "pkg" / name) for name in ("__init__.py", "tables.py", "use.py")]
+    run = ProjectRun(files, Settings(Config(), select_codes(["ALL"], [], [])), jobs=1)
+    run.run()
+    first = run._view()
+    assert run._refresh().consumers is first.consumers  # a new round, the same reader
+    first.consumers.results("pkg.tables.pointer_table", tmp_path / "pkg" / "tables.py", run._view().options)
+    first.consumers.results("pkg.tables.pointer_table", tmp_path / "pkg" / "tables.py", run._view().options)
+    assert len(builds) == 1  # the project's import lines were read once in this process
+    shipped = pickle.loads(pickle.dumps(first.consumers))
+    assert shipped._imports == first.consumers._imports and shipped._imports
+    assert shipped._modules == {} and shipped._answers == {}
