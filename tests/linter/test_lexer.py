@@ -69,8 +69,9 @@ def _files() -> list[Path]:
 
 
 def test_code_is_never_prose_and_every_comment_is_prose_over_real_files():
-    """Over this repository and the corpora: no token tokenize calls code (a name, a number, an
-    operator) starts in prose, and every comment does (none of these files is unsure)."""
+    """Over this repository (and the corpora, when ../shared is there): no token tokenize calls
+    code (a name, a number, an operator) starts in prose, and every comment does (none of these
+    files is unsure)."""
     checked = comments = 0
     for path in _files():
         text = path.read_text(encoding="utf-8")
@@ -90,4 +91,4 @@ def test_code_is_never_prose_and_every_comment_is_prose_over_real_files():
             elif token.type == tokenize.COMMENT:
                 assert prose.is_prose(at), (path, token)
                 comments += 1
-    assert checked > 100_000 and comments > 1_000
+    assert checked > 100_000 and comments > 500  # this repository alone (a clone without ../shared)
