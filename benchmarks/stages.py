@@ -3,9 +3,10 @@
 cProfile inflates every Python call and leaves C calls (CPython's parser) alone, so its shares
 overstate the analysis and understate the parse. Here each stage is wrapped with a clock instead:
 the parse (``engine.parse``), blanking kernel bodies, the one traversal with its finalize, the
-flow index, the rules, the summaries the index keeps for importers, and the planner's own steps
+flow index, the rules, the summaries the index keeps for importers, the planner's own steps
 (classifying the files, closing the imports, the index rounds; the rounds' re-analyses are counted
-in the stages too). One process (``--jobs 1``), no cache, default settings (project index on).
+in the stages too), and CPython's cyclic garbage collector (timed by ``gc.callbacks``, inside the
+other stages). One process (``--jobs 1``), no cache, default settings (project index on).
 
     python benchmarks/stages.py                  # torch, sglang, flashinfer
     python benchmarks/stages.py --tree torch     # one of them
@@ -61,6 +62,15 @@ wrap(link, "summarise", "summaries")
 wrap(index.ProjectRun, "_classify_given", "planner: read and classify")
 wrap(index.ProjectRun, "_close_dependencies", "planner: close imports")
 wrap(index.ProjectRun, "_settle", "planner: index rounds (with re-analyses)")
+
+import gc
+_gc_start = []
+def collector(phase, info):
+    if phase == "start":
+        _gc_start.append(time.perf_counter())
+    elif _gc_start:
+        seconds["cyclic garbage collector"] = seconds.get("cyclic garbage collector", 0.0) + time.perf_counter() - _gc_start.pop()
+gc.callbacks.append(collector)
 from ptrlint.cli import main
 start = time.perf_counter()
 try:

@@ -22,6 +22,7 @@ from .analysis.lattice import Location
 from .analysis.values import ModuleFacts, collect
 from .config import Config
 from .files import display_path
+from .gcpause import one_module
 from .model import FileError, FileResult, Finding, Fix, Related
 from .prefilter import prefilter
 from .rewrite.apply import apply_fixes
@@ -99,21 +100,30 @@ def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link:
 def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None,
                    only_summary: bool = False) -> Analysis:
     """Findings (unless ``only_summary``) and what ``link`` keeps of the analysis for the index."""
+    with one_module():  # the module's garbage is collected once, after its analysis has returned
+        return _analyse_module(text, path, config, enabled, link, only_summary)
+
+
+def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None,
+                    only_summary: bool) -> Analysis:
     module = parse_host(text, parse)
     context = link.context() if link is not None else ModuleContext()
     facts = collect(module, analysis_options(config), context)
     source = SourceMap(text)
     findings = [] if only_summary else analyse_facts(facts, module, source, path, config, enabled)
-    if link is None:
+    shared = link.finish(facts, source, context) if link is not None else None
+    facts.release()  # the tree and the facts are freed when this returns (ptrlint/gcpause.py)
+    if shared is None:
         return Analysis(findings)
-    shared = link.finish(facts, source, context)
     return Analysis(findings, shared.summary, shared.consulted, shared.wanted)
 
 
 def analyse_tree(module: ast.Module, text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
     """Findings of a parsed module, without the project index."""
     facts = collect(module, analysis_options(config))
-    return analyse_facts(facts, module, SourceMap(text), path, config, enabled)
+    findings = analyse_facts(facts, module, SourceMap(text), path, config, enabled)
+    facts.release()
+    return findings
 
 
 def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, path: str, config: Config,
@@ -139,6 +149,7 @@ def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, pat
             findings.append(Finding(path, start_line, start_column, end_line, end_column, rule_cls.code,
                                     rule_cls.name, diag.message, fix, related))
     findings.sort(key=Finding.sort_key)
+    ctx.release()
     return findings
 
 
@@ -181,9 +192,15 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     """Lint (and with settings.fixing, fix) one decoded text; never raises. The fixed text is
     returned in ``new_text``; writing it (or a diff) is the caller's."""
     result = FileResult(path=path)
+    if settings.prefilter and not prefilter(text, settings.config):
+        return result
+    with one_module():  # fixing re-analyses and libcst-parses the module: one collection for all of it
+        _process(text, path, settings, link, result)
+    return result
+
+
+def _process(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult) -> None:
     try:
-        if settings.prefilter and not prefilter(text, settings.config):
-            return result
         analysis = analyse_module(text, path, settings.config, settings.enabled, link)
         findings = analysis.findings
         result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
@@ -203,7 +220,6 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
         result.error = FileError(path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it")
-    return result
 
 
 def applicable(finding: Finding, settings: Settings) -> bool:

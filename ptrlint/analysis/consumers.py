@@ -54,6 +54,10 @@ class Consumers:
         self.memo: dict[tuple, tuple[Use, ...]] = {}
         self.kinds, self.ints = UseClassifier(self), PythonInts(self)
 
+    def release(self) -> None:
+        """Drop the classifiers, which point back at this object (see ``ModuleFacts.release``)."""
+        del self.kinds, self.ints
+
     def build_index(self) -> dict[int, ast.AST]:
         if self.parents is not None:
             return self.parents

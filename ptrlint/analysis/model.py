@@ -73,6 +73,10 @@ class SemanticModel:
         self.type_memo: dict[Key, int | None] | None = None
         self.types = TypeResolver(self)
 
+    def release(self) -> None:
+        """Drop the type resolver, which points back at this model (see ``ModuleFacts.release``)."""
+        del self.types
+
     def push(self, kind: str) -> LiteScope:
         scope = LiteScope(kind, self.scope)
         self.scopes[id(scope)] = scope

@@ -79,6 +79,14 @@ class ModuleFacts:
         self.transfer, self.flow, self.tensors = Transfer(self), Flow(self), TensorKinds(self)
         self.passes, self.elements_of, self.copies_of = self.flow.index_flows()
 
+    def release(self) -> None:
+        """The analysis of the module is done: drop the helpers, which point back at these facts
+        (and the model's), so that the tree and the facts are freed by reference counting as soon
+        as their owner drops them, not by a scan of the cyclic collector (see ptrlint/gcpause.py).
+        Querying the facts afterwards raises AttributeError."""
+        del self.transfer, self.flow, self.tensors
+        self.c.release()
+
     def root(self, key: Key) -> Key:
         return self.c.uf.find(key)
 

@@ -56,6 +56,12 @@ class RuleContext:
                                         self.facts.view, c.context.module)
         return self._consumers
 
+    def release(self) -> None:
+        """The rules are done with this module (see ``ModuleFacts.release``)."""
+        if self._consumers is not None:
+            self._consumers.release()
+            self._consumers = None
+
     def code(self, node: ast.AST) -> str:
         return self.source.segment(node)
 
