@@ -5,16 +5,19 @@ numpy array, so it holds no evidence and no finding. Kernel-heavy files are most
 (two thirds of flashinfer's syntax nodes), and parsing is most of the cost of a cold run, so the
 engine blanks kernel bodies *in the text* before CPython parses it: every line of a body becomes
 empty except the first, which becomes ``...``. Lines, columns and everything outside the bodies
-stay as they were. The blanking is textual (decorator lines, then indentation), so it is checked
-against the tree it produces; any doubt means the file is parsed whole (:func:`parse_host`).
+stay as they were. The blanking is textual (decorator lines, then indentation; a decorator line in a
+docstring or comment is prose, not code: ``ptrlint.lexer``), so it is checked against the tree it
+produces; any doubt means the file is parsed whole (:func:`parse_host`).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from typing import Callable
 
+from ..lexer import ProseMap
 from .syntax import dotted
 
 # Decorator spellings (the dotted callee, with or without a call) that make a function device code.
@@ -48,11 +51,18 @@ def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:
     lines = _LINES.findall(text)
     out = list(lines)
     blanked: list[tuple[int, int]] = []
+    prose: ProseMap | None = None  # built at the first device decorator
+    starts: list[int] = []  # the offset of each line
     n = len(lines)
     i = 0
     while i < n:
         match = _DECORATOR_LINE.match(lines[i])
         if not match or match.group(2) not in DEVICE_DECORATORS:
+            i += 1
+            continue
+        if prose is None:
+            prose, starts = ProseMap(text), [0, *itertools.accumulate(len(line) for line in lines)]
+        if prose.is_prose(starts[i] + len(match.group(1))):  # a kernel shown in a docstring: not code
             i += 1
             continue
         indent = match.group(1)

@@ -102,3 +102,22 @@ def test_function_defs_are_found_through_statement_lists_alone():
     tree = ast.parse(source)
     expected = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     assert {n.name for n in _function_defs(tree)} == expected == set("abdefghijklno")
+
+
+def test_a_kernel_shown_in_a_docstring_or_comment_is_not_blanked():
+    """A decorator line inside a docstring or a comment is prose: blanking "its body" would fail the
+    check against the tree, and the file would be parsed twice (torch's inductor ir.py was)."""
+    shown = (
+        "import triton\n\n\ndef can_fuse():\n"
+        '    """For kernels like\n\n    @triton.jit\n    def add(x_ptr, n):\n        pid = 1\n        x = pid\n\n'
+        '    it answers True.\n    """\n    return True\n'
+        "# @triton.jit\n# def k(x):\n#     return x\n"
+    )
+    assert blank_device_bodies(shown) is None
+    real = shown + "\n\n@triton.jit\ndef kernel(x_ptr):\n    pid = 0\n    return pid\n"
+    blanked = blank_device_bodies(real)
+    assert blanked is not None
+    text, bodies = blanked
+    assert bodies == [(len(real.splitlines()) - 1, len(real.splitlines()))]
+    assert text.splitlines()[:-2] == real.splitlines()[:-2]
+    assert parse_host(real, ast.parse) is not None
