@@ -5,19 +5,17 @@ numpy array, so it holds no evidence and no finding. Kernel-heavy files are most
 (two thirds of flashinfer's syntax nodes), and parsing is most of the cost of a cold run, so the
 engine blanks kernel bodies *in the text* before CPython parses it: every line of a body becomes
 empty except the first, which becomes ``...``. Lines, columns and everything outside the bodies
-stay as they were. The blanking is textual (decorator lines, then indentation; a decorator line in a
-docstring or comment is prose, not code: ``ptrlint.lexer``), so it is checked against the tree it
-produces; any doubt means the file is parsed whole (:func:`parse_host`).
+stay as they were. The blanking is textual (decorator lines outside triple-quoted strings, then
+indentation), so it is checked against the tree it produces; any doubt means the file is parsed
+whole (:func:`parse_host`).
 """
 
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from typing import Callable
 
-from ..lexer import ProseMap
 from .syntax import dotted
 
 # Decorator spellings (the dotted callee, with or without a call) that make a function device code.
@@ -51,8 +49,7 @@ def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:
     lines = _LINES.findall(text)
     out = list(lines)
     blanked: list[tuple[int, int]] = []
-    prose: ProseMap | None = None  # built at the first device decorator
-    starts: list[int] = []  # the offset of each line
+    quotes = _TripleQuotes()
     n = len(lines)
     i = 0
     while i < n:
@@ -60,9 +57,7 @@ def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:
         if not match or match.group(2) not in DEVICE_DECORATORS:
             i += 1
             continue
-        if prose is None:
-            prose, starts = ProseMap(text), [0, *itertools.accumulate(len(line) for line in lines)]
-        if prose.is_prose(starts[i] + len(match.group(1))):  # a kernel shown in a docstring: not code
+        if quotes.inside(lines, i):  # a kernel shown in a docstring: not code
             i += 1
             continue
         indent = match.group(1)
@@ -89,6 +84,26 @@ def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:
         blanked.append((start + 1, last + 1))
         i = last + 1
     return ("".join(out), blanked) if blanked else None
+
+
+class _TripleQuotes:
+    """Whether a line lies inside a triple-quoted string, by the parity of the triple quotes before
+    it (counted once, from one asked-about line to the next). A docstring that shows a kernel is
+    thus not blanked, which would fail the check against the tree and cost a second parse. A
+    quote held in another string can fool the count either way: a kernel left unblanked is only
+    parsed whole, a docstring blanked is caught by the check."""
+
+    def __init__(self) -> None:
+        self._line = 0
+        self._double = self._single = 0
+
+    def inside(self, lines: list[str], line: int) -> bool:
+        if line > self._line:
+            between = "".join(lines[self._line:line])
+            self._double += between.count('"""')
+            self._single += between.count("'''")
+            self._line = line
+        return self._double % 2 == 1 or self._single % 2 == 1
 
 
 def _indent_of(line: str) -> str:

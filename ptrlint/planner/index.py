@@ -94,6 +94,7 @@ class ProjectRun:
         self.manifest = Manifest(settings.cache_dir, Cache.key(b"", settings, "manifest")) if settings.cache_dir else None
         self._full_view: ProjectView | None = None
         self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
+        self._plain: set[str] = set()  # real paths of given files with neither evidence nor a site
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
@@ -111,6 +112,7 @@ class ProjectRun:
         self._execute(pending, self._refresh())
         self._settle()
         self._finish()
+        self._consumers.close()
         if self.manifest is not None and self.cache is not None and self.manifest.dirty:
             self.cache.ensure_dir()
             self.manifest.save()
@@ -147,6 +149,8 @@ class ProjectRun:
     def _classified(self, path: str, answer: Task | FileResult) -> None:
         if isinstance(answer, FileResult):
             self.results[path] = answer
+            if answer.error is None:  # the prefilter's answer: an importer's dependency need not ask again
+                self._plain.add(real_path(path))
         elif answer.real not in self.tasks:
             self.tasks[answer.real] = answer
 
@@ -174,7 +178,9 @@ class ProjectRun:
             if isinstance(loaded, FileResult):
                 return None
             _real, data, text = loaded
-            task, record = derive(path, real, data, text, self.settings, False, keep_text=overridden)
+            plain = real in self._plain or None
+            task, record = derive(path, real, data, text, self.settings, False, keep_text=overridden,
+                                  evidence=False if plain else None, site=False if plain else None)
             if manifest is not None and record is not None:
                 manifest.put(real, sig, record)
         self.tasks[real] = task

@@ -74,6 +74,16 @@ class ProjectConsumers:
         self.__init__()  # type: ignore[misc]
         self._imports = state["_imports"]  # type: ignore[assignment]
 
+    def close(self) -> None:
+        """The run is done: drop the parsed modules and the answers built on them, releasing each
+        module's facts so that reference counting frees them (ptrlint/gcpause.py)."""
+        for module in self._modules.values():
+            if module is not None:
+                module.consumers.release()
+                module.facts.release()
+        self._modules.clear()
+        self._answers.clear()
+
     def _load(self, path: str, options: AnalysisOptions) -> _Module | None:
         key = (os.path.realpath(path), id(options))
         if key in self._modules:
