@@ -152,7 +152,12 @@ class ProjectRun:
             if answer.error is None:  # the prefilter's answer: an importer's dependency need not ask again
                 self._plain.add(real_path(path))
         elif answer.real not in self.tasks:
-            self.tasks[answer.real] = answer
+            self._register(answer)
+
+    def _register(self, task: Task) -> None:
+        self.tasks[task.real] = task
+        if task.real not in self.texts and task.path not in self.texts:  # as on disk
+            self._consumers.known_imports(task.real, task.modules())  # the reader need not read it again
 
     def _done(self, task: Task, result: FileResult) -> None:
         task.result, task.summary, task.consulted = result, result.summary, result.consulted or {}
@@ -183,7 +188,7 @@ class ProjectRun:
                                   evidence=False if plain else None, site=False if plain else None)
             if manifest is not None and record is not None:
                 manifest.put(real, sig, record)
-        self.tasks[real] = task
+        self._register(task)
         return task
 
     def _scan_importers(self) -> None:

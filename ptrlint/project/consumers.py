@@ -64,15 +64,22 @@ class ProjectConsumers:
         self._imports: dict[str, dict[str, set[str]]] = {}  # project root -> {path: imported modules}
         self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
         self._texts: dict[str, tuple[str, dict[str, int], dict[str, str]]] = {}  # files read for factory lookups
+        self._known: dict[str, set[str]] = {}  # real path -> imported modules, as the planner read them
 
     def __getstate__(self) -> dict[str, object]:
         """What a worker process gets: the import tables (a dict per project), never the parsed
         modules or the answers built on them (each process parses what it asks about)."""
-        return {"_imports": self._imports}
+        return {"_imports": self._imports, "_known": self._known}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__()  # type: ignore[misc]
         self._imports = state["_imports"]  # type: ignore[assignment]
+        self._known = state["_known"]  # type: ignore[assignment]
+
+    def known_imports(self, real: str, modules: set[str]) -> None:
+        """What a project file imports, read by the planner from the file on disk (its
+        classification): the import table takes it instead of reading the file again."""
+        self._known[real] = modules
 
     def close(self) -> None:
         """The run is done: drop the parsed modules and the answers built on them, releasing each
@@ -243,6 +250,12 @@ class ProjectConsumers:
         if table is None:
             table = self._imports[root] = {}
             for path in project_files(Path(root), _EXCLUDED):
+                real = os.path.realpath(path)
+                known = self._known.get(real)
+                if known is not None:
+                    if known:
+                        table[real] = known
+                    continue
                 try:
                     with open(path, "rb") as handle:
                         text = handle.read().decode("utf-8", errors="replace")

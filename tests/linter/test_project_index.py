@@ -245,3 +245,42 @@ def test_consumer_reads_are_shared_by_the_rounds_and_workers_of_a_run(tmp_path, 
     shipped = pickle.loads(pickle.dumps(first.consumers))
     assert shipped._imports == first.consumers._imports and shipped._imports
     assert shipped._modules == {} and shipped._answers == {}
+
+
+def test_the_consumer_reader_takes_the_imports_the_planner_read(tmp_path, monkeypatch):
+    """The planner reads the import lines of every module it makes a task of (in a worker, when it
+    classifies a given file); the reader of consumer modules takes those instead of reading the
+    files again, and its table is what reading them would give."""
+    import builtins
+
+    import ptrlint.project.consumers as consumers
+    from ptrlint.config import Config
+    from ptrlint.engine import Settings, select_codes
+    from ptrlint.planner.index import ProjectRun
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "tables.py").write_text(
+        "def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import torch\nfrom pkg.tables import pointer_table\n\n\ndef run(xs):\n"
+        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n")
+    (tmp_path / "pkg" / "plain.py").write_text("from pkg import tables\n")  # not given
+    files = [str(tmp_path / "pkg" / name) for name in ("__init__.py", "tables.py", "use.py")]
+    run = ProjectRun(files, Settings(Config(), select_codes(["ALL"], [], [])), jobs=1)
+    run.run()
+    reader = run._consumers
+    assert {str(tmp_path / "pkg" / n) for n in ("tables.py", "use.py")} <= set(reader._known)
+    opened: list[str] = []
+    real_open = builtins.open
+    monkeypatch.setattr(consumers, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k),
+                        raising=False)
+    reader._imports.clear()
+    importers = reader._importers(tmp_path / "pkg" / "tables.py", "pkg.tables")
+    assert sorted(opened) == [str(tmp_path / "pkg" / n) for n in ("__init__.py", "plain.py")]  # no tasks of these
+    assert sorted(importers) == sorted(str(tmp_path / "pkg" / n) for n in ("plain.py", "use.py"))
+    seeded = dict(reader._imports)
+    reader._known.clear()
+    reader._imports.clear()
+    reader._importers(tmp_path / "pkg" / "tables.py", "pkg.tables")
+    assert reader._imports == seeded  # the same table as reading every file
