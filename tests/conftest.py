@@ -76,6 +76,18 @@ def run_cli(*args: str, cwd: Path | None = None, input: bytes | None = None, env
     )
 
 
+def write_pointer_package(root: Path, package: str = "pkg") -> list[str]:
+    """A two-module package whose pointer table crosses a module: ``tables.pointer_table`` returns
+    addresses, ``use.run`` stores them as int64 and adds to them. Returns the three files' paths."""
+    (root / package).mkdir()
+    (root / package / "__init__.py").write_text("")
+    (root / package / "tables.py").write_text("def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
+    (root / package / "use.py").write_text(
+        f"import torch\nfrom {package}.tables import pointer_table\n\n\ndef run(xs):\n"
+        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n")
+    return [str(root / package / name) for name in ("__init__.py", "tables.py", "use.py")]
+
+
 def make_fake_vllm(root: Path, mamba_utils_source: str) -> Path:
     """A fake ``vllm`` package with vLLM's module path vllm/v1/worker/mamba_utils.py under ``root``."""
     import textwrap

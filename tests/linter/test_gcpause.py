@@ -20,6 +20,8 @@ from ptrlint.engine import Settings, process_text, select_codes
 from ptrlint.gcpause import one_module
 from ptrlint.planner.index import ProjectRun
 
+from ..conftest import write_pointer_package
+
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
 ALL = select_codes(["ALL"], [], [])
 
@@ -107,14 +109,7 @@ def test_an_index_run_leaves_no_cyclic_garbage_per_module(tmp_path):
     from ptrlint.analysis.consumers import Consumers
     from ptrlint.analysis.values import ModuleFacts
 
-    (tmp_path / "gcpkg").mkdir()
-    (tmp_path / "gcpkg" / "__init__.py").write_text("")
-    (tmp_path / "gcpkg" / "tables.py").write_text(
-        "def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
-    (tmp_path / "gcpkg" / "use.py").write_text(
-        "import torch\nfrom gcpkg.tables import pointer_table\n\n\ndef run(xs):\n"
-        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t\n")
-    files = [str(tmp_path / "gcpkg" / name) for name in ("__init__.py", "tables.py", "use.py")]
+    files = write_pointer_package(tmp_path, "gcpkg")
     runs: list[ProjectRun] = []
 
     def work() -> None:

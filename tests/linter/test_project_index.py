@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import CORPUS, needs_shared
+from ..conftest import CORPUS, needs_shared, write_pointer_package
 
 PACKAGE = {
     "pool/__init__.py": "from .regions import Region, region_bases\n",
@@ -224,17 +224,10 @@ def test_consumer_reads_are_shared_by_the_rounds_and_workers_of_a_run(tmp_path, 
     from ptrlint.engine import Settings, select_codes
     from ptrlint.planner.index import ProjectRun
 
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "tables.py").write_text(
-        "def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
-    (tmp_path / "pkg" / "use.py").write_text(
-        "import torch\nfrom pkg.tables import pointer_table\n\n\ndef run(xs):\n"
-        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n")
+    files = write_pointer_package(tmp_path)
     builds: list[str] = []
     real_project_files = consumers.project_files
     monkeypatch.setattr(consumers, "project_files", lambda *a: builds.append("read") or real_project_files(*a))
-    files = [str(tmp_path / "pkg" / name) for name in ("__init__.py", "tables.py", "use.py")]
     run = ProjectRun(files, Settings(Config(), select_codes(["ALL"], [], [])), jobs=1)
     run.run()
     first = run._view()
@@ -258,15 +251,8 @@ def test_the_consumer_reader_takes_the_imports_the_planner_read(tmp_path, monkey
     from ptrlint.engine import Settings, select_codes
     from ptrlint.planner.index import ProjectRun
 
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "tables.py").write_text(
-        "def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
-    (tmp_path / "pkg" / "use.py").write_text(
-        "import torch\nfrom pkg.tables import pointer_table\n\n\ndef run(xs):\n"
-        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n")
+    files = write_pointer_package(tmp_path)
     (tmp_path / "pkg" / "plain.py").write_text("from pkg import tables\n")  # not given
-    files = [str(tmp_path / "pkg" / name) for name in ("__init__.py", "tables.py", "use.py")]
     run = ProjectRun(files, Settings(Config(), select_codes(["ALL"], [], [])), jobs=1)
     run.run()
     reader = run._consumers
