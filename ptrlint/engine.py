@@ -192,27 +192,11 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     """Lint (and with settings.fixing, fix) one decoded text; never raises. The fixed text is
     returned in ``new_text``; writing it (or a diff) is the caller's."""
     result = FileResult(path=path)
-    if settings.prefilter and not prefilter(text, settings.config):
-        return result
-    with one_module():  # fixing re-analyses and libcst-parses the module: one collection for all of it
-        _process(text, path, settings, link, result)
-    return result
-
-
-def _process(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult) -> None:
     try:
-        analysis = analyse_module(text, path, settings.config, settings.enabled, link)
-        findings = analysis.findings
-        result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
-        final_text = text
-        if settings.fixing and any(applicable(f, settings) for f in findings):
-            new_text, fixed, findings = fix_loop(text, path, settings, findings, link, result.applied)
-            if new_text != text:
-                result.new_text = final_text = new_text
-                result.fixed = fixed
-        if settings.render_edits:
-            findings = render_fixes(final_text, findings)
-        result.findings = findings
+        if settings.prefilter and not prefilter(text, settings.config):
+            return result
+        with one_module():  # fixing re-analyses and libcst-parses the module: one collection for all of it
+            _lint_and_fix(text, path, settings, link, result)
     except ParseError as exc:
         result.error = FileError(path, exc.message, exc.line, exc.column)
     except RecursionError:
@@ -220,6 +204,23 @@ def _process(text: str, path: str, settings: Settings, link: ProjectLink | None,
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
         result.error = FileError(path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it")
+    return result
+
+
+def _lint_and_fix(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult) -> None:
+    """The body of :func:`process_text`, filling ``result`` (its caller turns errors into results)."""
+    analysis = analyse_module(text, path, settings.config, settings.enabled, link)
+    findings = analysis.findings
+    result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
+    final_text = text
+    if settings.fixing and any(applicable(f, settings) for f in findings):
+        new_text, fixed, findings = fix_loop(text, path, settings, findings, link, result.applied)
+        if new_text != text:
+            result.new_text = final_text = new_text
+            result.fixed = fixed
+    if settings.render_edits:
+        findings = render_fixes(final_text, findings)
+    result.findings = findings
 
 
 def applicable(finding: Finding, settings: Settings) -> bool:

@@ -7,7 +7,8 @@ collection scans as a whole. So a large module was scanned several times while i
 analysed, and the trees and facts of earlier modules, which reference cycles keep alive until a
 full collection (the analysis helpers point back at the facts they serve), were scanned again
 and again: on the installed torch tree the collector was 30 % of a cold run, and CPython's parser
-ran 3.4x slower with earlier trees alive than without (``benchmarks/results/gc_pause.md``).
+ran 3.4x slower with earlier trees alive than without (``benchmarks/stages.py`` times the
+collector; ``benchmarks/results/stages.md``).
 
 Within :func:`one_module` nothing is collected; when the outermost one ends, the objects
 allocated inside it, still all in the young generation, are collected once: the module's cyclic

@@ -183,9 +183,9 @@ class ProjectRun:
             if isinstance(loaded, FileResult):
                 return None
             _real, data, text = loaded
-            plain = real in self._plain or None
+            known = False if real in self._plain else None  # the prefilter's answer: neither
             task, record = derive(path, real, data, text, self.settings, False, keep_text=overridden,
-                                  evidence=False if plain else None, site=False if plain else None)
+                                  evidence=known, site=known)
             if manifest is not None and record is not None:
                 manifest.put(real, sig, record)
         self._register(task)

@@ -264,7 +264,7 @@ class ProjectConsumers:
                 if "import" not in text:
                     continue
                 name, is_package = module_name(path)
-                table[os.path.realpath(path)] = imported_modules(text, name, is_package)
+                table[real] = imported_modules(text, name, is_package)
         own = os.path.realpath(own_file)
         return [p for p, imported in table.items() if module in imported and p != own]
 
