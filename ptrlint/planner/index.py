@@ -25,7 +25,7 @@ from ..cache import Cache
 from ..model import Edit, FileResult, Finding
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
-from ..project.layout import module_file, module_name, project_files, project_root
+from ..project.layout import forget_listings, module_file, module_name, project_files, project_root
 from ..project.consumers import ProjectConsumers
 from ..project.link import ModuleLink
 from ..project.summary import ModuleSummary
@@ -98,6 +98,7 @@ class ProjectRun:
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
+        forget_listings()
         self._classify_given()
         pending = [t for t in self.tasks.values() if not t.light and not self._from_cache(t)]
         self._scan_importers()

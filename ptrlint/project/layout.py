@@ -33,6 +33,44 @@ def _is_package(folder: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
+def _listing(folder: str) -> frozenset[str] | None:
+    """The names in ``folder`` (empty when it is not a folder); None when it cannot be listed.
+    A folder its parent's listing does not hold is not listed (``from pkg import name`` tries
+    ``pkg/name/__init__.py`` for every name it imports)."""
+    parent, name = os.path.split(folder)
+    if name not in ("", ".", "..") and parent != folder:
+        above = _listing(parent)
+        if above is not None and name not in above:
+            return frozenset()
+    try:
+        return frozenset(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    except OSError:  # e.g. a folder we may enter but not list: ask for each file instead
+        return None
+
+
+def _is_file(path: str) -> bool:
+    """``os.path.isfile``, asked only of names that its folder's listing holds: a module lookup
+    tries several bases and two spellings each, and nearly all of them name no file (an import
+    of another distribution, ``from pkg.mod import name`` tried as the module ``pkg.mod.name``),
+    which one cached listing per folder answers without a system call."""
+    folder, name = os.path.split(path)
+    names = _listing(folder)
+    if names is not None and name not in names:
+        return False
+    return os.path.isfile(path)
+
+
+def forget_listings() -> None:
+    """Folder listings, and the module lookups answered from them, are kept for one run: a
+    long-lived process (the language server) sees the modules created since its last run."""
+    _listing.cache_clear()
+    module_file.cache_clear()
+    namespace_file.cache_clear()
+
+
+@lru_cache(maxsize=65536)
 def package_base(path: str) -> Path:
     """The folder that holds the file's top package (what its absolute imports are relative to)."""
     folder = os.path.dirname(real_path(path))
@@ -77,16 +115,21 @@ def module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
     Under ``site-packages`` every top-level package is its own project: only the importing file's
     own package resolves (see :func:`search_bases`), the other distributions are third-party.
     """
-    rel = os.path.join(*module.split("."))
+    rel = module.replace(".", os.sep)  # a dotted name of identifiers: no empty parts
+    top = module.partition(".")[0]
     for base in bases:
         if base.name.startswith("+"):  # a site-packages folder restricted to one top-level package
             own = base.name[1:]
             base = base.parent
-            if module.partition(".")[0] != own:
+            if top != own:
                 continue
-        stem = os.path.join(str(base), rel)
-        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-            if os.path.isfile(candidate):
+        folder = str(base)
+        names = _listing(folder)
+        if names is not None and top not in names and top + ".py" not in names:
+            continue  # another distribution's module (most lookups): one set lookup
+        stem = os.path.join(folder, rel)
+        for candidate in (stem + ".py", stem + os.sep + "__init__.py"):
+            if _is_file(candidate):
                 return Path(candidate)
     return None
 
@@ -106,7 +149,7 @@ def namespace_file(module: str, bases: tuple[Path, ...]) -> Path | None:
             if folder.name == top:
                 stem = os.path.join(str(folder.parent), rel)
                 for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-                    if os.path.isfile(candidate):
+                    if _is_file(candidate):
                         return Path(candidate)
                 break
     return None
@@ -119,12 +162,26 @@ def search_bases(path: str) -> tuple[Path, ...]:
     base = package_base(path)
     if base.name in ("site-packages", "dist-packages"):
         top = module_name(path)[0].partition(".")[0]
-        return (base / f"+{top}",)  # module_file reads the "+" as "only this package"
+        return _interned((base / f"+{top}",))  # module_file reads the "+" as "only this package"
     bases: list[Path] = []
     for candidate in (base, project_root(path), project_root(path) / "src"):
-        if candidate not in bases and candidate.is_dir():
+        if candidate not in bases and _is_dir(str(candidate)):
             bases.append(candidate)
-    return tuple(bases)
+    return _interned(tuple(bases))
+
+
+_BASES: dict[tuple[Path, ...], tuple[Path, ...]] = {}
+
+
+def _interned(bases: tuple[Path, ...]) -> tuple[Path, ...]:
+    """One tuple object for equal bases: the lookups keyed by them (module_file's cache, the view's
+    memo) then compare keys by identity instead of comparing paths."""
+    return _BASES.setdefault(bases, bases)
+
+
+@lru_cache(maxsize=16384)
+def _is_dir(folder: str) -> bool:
+    return os.path.isdir(folder)
 
 
 def project_files(root: Path, excluded: tuple[str, ...]) -> list[str]:

@@ -25,7 +25,7 @@ class ProjectView:
         """``consumers``: the modules read for consumer answers, shared by the views of one run (they
         do not depend on the summaries), so that a new round does not read the project again."""
         self.summaries = summaries
-        self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str]]] = {}
+        self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]] = {}
         self.bases: tuple[Path, ...] = ()
         self.own_module = ""
         self.consulted: dict[str, str] = {}
@@ -53,35 +53,50 @@ class ProjectView:
     # ----- resolution ------------------------------------------------------------------------------
     def _locate(self, qname: str) -> tuple[ModuleSummary, str] | None:
         """The summary that defines ``qname`` and the rest of the name (``Cls.method``), following
-        re-exports (``from .impl import f`` in ``__init__.py``). Memoised per module and bases."""
-        key = (self.own_module, self.bases, qname)
+        re-exports (``from .impl import f`` in ``__init__.py``).
+
+        Memoised by bases and name for every module whose own name the resolution did not pass
+        through (the answer is the same for all of them: a run's modules mostly share their bases,
+        and the settle round asks again what every module asked), else per module too."""
+        key = (self.bases, qname)
         memo = self._memo.get(key)
         if memo is None:
-            before = set(self.wanted)
-            found = self._resolve(qname)
-            memo = (found, frozenset(self.wanted - before))
+            wanted: set[str] = set()
+            passed: set[str] = set()
+            memo = (self._resolve(qname, wanted, passed), frozenset(wanted), frozenset(passed))
             self._memo[key] = memo
+        if self.own_module and self.own_module in memo[2]:
+            own_key = (self.own_module, self.bases, qname)
+            memo = self._memo.get(own_key)
+            if memo is None:
+                wanted = set()
+                memo = (self._resolve(qname, wanted, set(), self.own_module), frozenset(wanted), frozenset())
+                self._memo[own_key] = memo
         self.wanted.update(memo[1])
         return memo[0]
 
-    def _resolve(self, qname: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+    def _resolve(self, qname: str, wanted: set[str], passed: set[str], own_module: str = "",
+                 depth: int = 0) -> tuple[ModuleSummary, str] | None:
+        """``passed``: every module name the resolution looked at (where an own module would stop it)."""
         if depth > 6:
             return None
         parts = qname.split(".")
         for i in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:i])
-            if module == self.own_module:
+            passed.add(module)
+            if module == own_module:
                 return None  # the module's own names are answered by its own facts
             summary = self.summaries.get(module)
             if summary is None:
-                if module in self.wanted or module_file(module, self.bases) is not None:
-                    self.wanted.add(module)  # a project module without a summary yet: ask for it
+                if module in wanted or module_file(module, self.bases) is not None:
+                    wanted.add(module)  # a project module without a summary yet: ask for it
                     return None
                 continue
             rest = ".".join(parts[i:])
             head = parts[i]
             if head in summary.exports and not self._defines(summary, head):
-                return self._resolve(".".join([summary.exports[head], *parts[i + 1:]]), depth + 1)
+                return self._resolve(".".join([summary.exports[head], *parts[i + 1:]]), wanted, passed, own_module,
+                                     depth + 1)
             return summary, rest
         return None
 
