@@ -133,3 +133,33 @@ def test_windowed_evidence_search_equals_the_whole_text_search(pointer_functions
     answers = [has_evidence(t, config) for t in texts]
     assert answers == [_whole_text_evidence(t, config) for t in texts]
     assert any(answers) and not all(answers)
+
+
+SITE_EDGE_TEXTS = [
+    "", "x = 1\n", "tensor", "tensors", "xtensor", "_tensor", "torch.tensor(", "a.to(b)", "a . to", "a.\\\n  long()",
+    "a.  # c\n  int()", "a.totally", "x.int64", "int_", "int__", "np.intp(x)", "# torch.zeros(4)\nx = 1\n",
+    '"""\ntorch.zeros(4)\n"""\nx = 1\n', '"""\ntorch.zeros(4)\n"""\nt = torch.zeros(4)\n', "s = 'x.to(y)'\n",
+    "élan_tensor", "tensor_é", "é.to(x)", "x = make_buffer(4)", "CpuGpuBuffer", "ctypes.c_int64", "Tensor",
+    "z" * 5000 + " tensor", " " * 4093 + "tensor", "a\n" * 2046 + "x.to(y)", "# " + "x" * 5000 + "\nzeros", "\n".join(["# comment .to zeros"] * 2000) + "\nx.long()",
+]
+
+
+@pytest.mark.parametrize("factories", [(), ("my.alloc_table", "weird-name")])
+def test_site_search_equals_the_site_regex(factories):
+    """The word-by-word site search answers what the site regex over the whole text answers."""
+    from ptrlint.names import site_regex
+    from ptrlint.prefilter import _Prose, _Sites
+
+    definition = site_regex(tuple(f.rpartition(".")[2] for f in factories))
+    sites = _Sites(tuple(f.rpartition(".")[2] for f in factories))
+    texts = list(SITE_EDGE_TEXTS) + ["t = alloc_table(4)", "x = weird-name(1)", "weird-names"]
+    for path in _own_files()[::2] + _torch_sample():
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue
+    for text in texts:
+        prose = ProseMap(text)
+        expected = any(not prose.is_prose(m.start()) for m in definition.finditer(text))
+        assert sites.search(text, _Prose(text)) == expected, text[:200]
+    assert any(sites.search(t, _Prose(t)) for t in texts) and not all(sites.search(t, _Prose(t)) for t in texts)
