@@ -44,8 +44,8 @@ def is_device_function(node: ast.AST) -> bool:
 def blank_device_bodies(text: str) -> tuple[str, list[tuple[int, int]]] | None:
     """``text`` with every device function body blanked, and the (first, last) 1-based line of
     each blanked body; None when there is nothing to blank."""
-    if "@" not in text:
-        return None
+    if "@" not in text or not any(name in text for name in DEVICE_DECORATORS):
+        return None  # a decorator line names one of them in full: no line needs splitting
     lines = _LINES.findall(text)
     out = list(lines)
     blanked: list[tuple[int, int]] = []

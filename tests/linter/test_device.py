@@ -121,3 +121,21 @@ def test_a_kernel_shown_in_a_docstring_or_comment_is_not_blanked():
     assert bodies == [(len(real.splitlines()) - 1, len(real.splitlines()))]
     assert text.splitlines()[:-2] == real.splitlines()[:-2]
     assert parse_host(real, ast.parse) is not None
+
+
+@pytest.mark.parametrize("source", [
+    "@property\ndef f(self):\n    return 1\n",
+    "import torch\n\n@torch.jit.script\ndef f(x):\n    return x + 1\n",  # `torch.jit.script` is host code
+    "x = a @ b\n",
+])
+def test_text_without_a_device_decorator_name_is_not_split(source):
+    assert blank_device_bodies(source) is None
+
+
+def test_each_device_decorator_spelling_is_still_blanked():
+    from ptrlint.analysis.device import DEVICE_DECORATORS
+
+    for name in sorted(DEVICE_DECORATORS):
+        source = f"@{name}\ndef k(x):\n    y = x + 1\n    return y\n"
+        blanked = blank_device_bodies(source)
+        assert blanked is not None and blanked[1] == [(3, 4)], name
