@@ -49,11 +49,12 @@ def _init_worker(view: ProjectView) -> None:
     _VIEW = view
 
 
-def _execute(args: tuple[str, Settings, bool, str | None]) -> FileResult:
-    """One task in a worker: findings and summary (or only the summary) with the worker's view."""
-    path, settings, analyse, text = args
+def _execute(args: tuple[str, Settings, bool, str | None, bool]) -> FileResult:
+    """One task in a worker: findings and summary (or only the summary) with the worker's view;
+    a partial summary for a module nothing imports."""
+    path, settings, analyse, text, partial = args
     assert _VIEW is not None
-    link = ModuleLink(_VIEW, path, summary=True)
+    link = ModuleLink(_VIEW, path, summary=True, partial=partial)
     if analyse:
         return lint_file(path, settings, link, text_override=text)
     result = FileResult(path=path)
@@ -100,9 +101,11 @@ class ProjectRun:
     def run(self) -> list[FileResult]:
         forget_listings()
         self._classify_given()
-        pending = [t for t in self.tasks.values() if not t.light and not self._from_cache(t)]
+        given = [t for t in self.tasks.values() if not t.light]
         self._scan_importers()
         self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
+        _mark_imported(self.tasks.values())
+        pending = [t for t in given if not self._from_cache(t)]
         for task in self.tasks.values():
             if task.summary is None and not task.done:
                 # provisional: its classes and re-exports, until its own analysis replaces it, so that
@@ -161,7 +164,9 @@ class ProjectRun:
             self._consumers.known_imports(task.real, task.modules())  # the reader need not read it again
 
     def _done(self, task: Task, result: FileResult) -> None:
-        task.result, task.summary, task.consulted = result, result.summary, result.consulted or {}
+        summary = result.summary if task.imported else None
+        task.writes = result.summary if not task.imported else None
+        task.result, task.summary, task.consulted = result, summary, result.consulted or {}
         task.done, task.from_cache = True, False
         self._full_view = None
 
@@ -252,14 +257,17 @@ class ProjectRun:
         for arg, result in zip(args, outputs):
             self._done(by_path[arg[0]], result)
 
-    def _args(self, task: Task) -> tuple[str, Settings, bool, str | None]:
+    def _args(self, task: Task) -> tuple[str, Settings, bool, str | None, bool]:
         overridden = task.path in self.texts or task.real in self.texts
-        return (task.path, self.round_settings, task.analyse, (task.text if task.has_text else None) if not task.analyse or overridden else None)
+        text = (task.text if task.has_text else None) if not task.analyse or overridden else None
+        return task.path, self.round_settings, task.analyse, text, not task.imported
 
     def _view(self) -> ProjectView:
         if self._full_view is None:
             summaries = {t.module: t.summary for t in self.tasks.values() if t.summary is not None and not t.summary.empty}
-            self._full_view = ProjectView(summaries, self._consumers)
+            writers = [s for s in (t.summary if t.summary is not None else t.writes for t in self.tasks.values())
+                       if s is not None and not s.empty]
+            self._full_view = ProjectView(summaries, self._consumers, writers)
             self._full_view.options = analysis_options(self.settings.config)
         return self._full_view
 
@@ -271,19 +279,12 @@ class ProjectRun:
             return True
         return _uses_any(task, symbols, modules)  # from its import lines (parsed once, in the worker)
 
-    @staticmethod
-    def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str]]:
-        """Pointer symbols, their modules, and the modules whose classes others write addresses into."""
-        symbols = _pointer_symbols(view)
-        return (symbols, {s.rpartition(".")[0] for s in symbols},
-                {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target})
-
     def _settle(self) -> None:
         """Analyse candidates that got connected, and run again what read an answer that has
         changed since (writes of importers into a module's classes, summaries of cycles)."""
         for _round in range(MAX_ROUNDS):
             view = self._view()
-            connections = self._connections(view)
+            connections = _connections(view)
             again = []
             for task in list(self.tasks.values()):
                 if task.candidate and not task.analyse:
@@ -297,12 +298,18 @@ class ProjectRun:
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
             for module in wanted:  # lookups into modules nobody had read yet
                 found = next((module_file(module, t.bases) for t in self.tasks.values() if t.linted), None)
-                if found is not None and real_path(str(found)) not in self.tasks:
+                known = self.tasks.get(real_path(str(found))) if found is not None else None
+                if found is not None and known is None:
                     added = self._add_unlinted(str(found), real_path(str(found)))
                     if added is not None and not added.light:
                         again.append(added)
                     elif added is not None:
                         added.summary = added.light_summary()
+                elif known is not None and not known.imported and not known.light:
+                    known.imported = True  # looked into after all: analysed again with its full summary
+                    known.from_cache = False
+                    if all(t is not known for t in again):
+                        again.append(known)
             if not again:
                 break
             self._execute(again, self._view() if not wanted else self._refresh())
@@ -338,15 +345,7 @@ class ProjectRun:
         if self.cache is None or task.real in self.texts or task.path in self.texts:
             return False
         entry = self.cache.get_entry(task.key, task.path) if task.key else None
-        if entry is None or "consulted" not in entry[1] or entry[1].get("analysed") != task.analyse:
-            return False
-        findings, extra = entry
-        task.result = FileResult(path=task.path, findings=findings)
-        task.summary = ModuleSummary.from_json(extra["summary"]) if extra.get("summary") else None
-        task.consulted = dict(extra["consulted"])
-        task.rendered = extra.get("rendered")
-        task.done = task.from_cache = True
-        return True
+        return entry is not None and _restore_result(task, *entry)
 
     def _store(self, task: Task, result: FileResult, rendered: list[Finding] | None = None) -> None:
         """Findings, summary and what they read, by content; with the rendered fixes when shown."""
@@ -356,12 +355,30 @@ class ProjectRun:
             return  # the entry holds all of it already
         if task.light and not task.analyse:  # summarised from its text alone: nothing to keep
             return
-        extra = {"summary": task.summary.to_json() if task.summary else None, "consulted": task.consulted,
-                 "analysed": task.analyse}
+        kept = task.summary if task.summary is not None else task.writes
+        extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
+                 "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
         if rendered is not None:
             extra["rendered"] = [[e.to_json() for e in f.fix.edits] if f.fix is not None else None for f in rendered]
         if task.key:
             self.cache.put(task.key, result.findings if task.analyse else [], extra)
+
+
+def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
+    """Findings, summary and what they read from a cache entry; False when the entry does not
+    serve this task (another kind of analysis, or a partial summary of a module imported now)."""
+    if "consulted" not in extra or extra.get("analysed") != task.analyse:
+        return False
+    partial = bool(extra.get("partial"))
+    if partial and task.imported:
+        return False
+    task.result = FileResult(path=task.path, findings=findings)
+    summary = ModuleSummary.from_json(extra["summary"]) if extra.get("summary") else None
+    task.summary, task.writes = (None, summary) if partial else (summary, None)
+    task.consulted = dict(extra["consulted"])
+    task.rendered = extra.get("rendered")
+    task.done = task.from_cache = True
+    return True
 
 
 def _rendered(task: Task, findings: list[Finding]) -> list[Finding]:
@@ -398,6 +415,13 @@ def _imports_any(real: str, linted: set[str], manifest: Manifest | None, setting
     return bool(record["e"]) and any(m in linted for m in record["ms"])
 
 
+def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str]]:
+    """Pointer symbols, their modules, and the modules whose classes others write addresses into."""
+    symbols = _pointer_symbols(view)
+    return (symbols, {s.rpartition(".")[0] for s in symbols},
+            {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target})
+
+
 def _pointer_symbols(view: ProjectView) -> set[str]:
     """Qualified names whose summaries hold pointer values (functions, methods and their classes,
     attributes' classes, module names), and the names that re-export them."""
@@ -428,3 +452,34 @@ def _uses_any(task: Task, symbols: set[str], modules: set[str]) -> bool:
         if target in modules and any(f"{target}.{attr}" in symbols for attr in task.attribute_uses(local)):
             return True
     return False
+
+
+def _mark_imported(tasks: Iterable[Task]) -> None:
+    """Which analysed modules another module of the run can look into: the modules that the
+    analysed modules and the candidates import (and the packages above them), and those that any
+    module's summary re-exports from. Only these get a full summary; of the others (most of a
+    large tree that nothing in it imports: sglang's 571 of 757 analysed modules) only the writes
+    into other modules' classes are kept, which cost little. A lookup that still reaches one of
+    them asks for it (``wanted``), and it is analysed again with its summary (``_settle``)."""
+    tasks = list(tasks)
+    imported: set[str] = set()
+    asked: set[tuple[str, tuple]] = set()
+    for task in tasks:
+        modules = task.modules() if not task.light or task.candidate else set()
+        summary = task.summary if task.summary is not None else task.provisional
+        targets = summary.exports.values() if summary is not None else ()
+        bases = task.bases
+        for name in (*modules, *(t.rpartition(".")[0] for t in targets)):
+            if (name, bases) not in asked:
+                asked.add((name, bases))
+                imported.update(real_path(str(found)) for found in _module_and_packages(name, bases))
+    for task in tasks:
+        task.imported = task.real in imported
+
+
+def _module_and_packages(name: str, bases: tuple) -> list:
+    """The files of ``name`` and of every package above it (``import a.b`` binds ``a`` too, and
+    ``a.b.f`` is a lookup into ``a`` when ``b`` is a name in ``a``'s ``__init__``)."""
+    parts = name.split(".")
+    found = (module_file(".".join(parts[:i]), bases) for i in range(len(parts), 0, -1))
+    return [f for f in found if f is not None]

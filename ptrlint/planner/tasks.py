@@ -46,6 +46,8 @@ class Task:
     closed: bool = False  # its imports were followed (they depend on its text alone)
     size: int = 0  # characters of its text (the text itself is dropped for files analysed in workers)
     provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis
+    imported: bool = True  # a module of the run imports it: its full summary is computed
+    writes: ModuleSummary | None = None  # not imported: its partial summary (writes into other modules' classes)
     rendered: list[list[dict[str, Any]] | None] | None = None  # cached edits of each finding's fix (JSON)
     has_text: bool = True  # False: restored from the manifest (or dropped), read again on demand
     _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None

@@ -32,6 +32,7 @@ class ModuleLink:
     view: ProjectView
     path: str
     summary: bool = False  # keep the module's summary (an index round); else only what it read
+    partial: bool = False  # no module of the run imports this one: keep only its writes into other modules' classes
 
     def context(self) -> ModuleContext:
         if self.path in ("-", ""):
@@ -43,5 +44,8 @@ class ModuleLink:
         view = context.view
         if not isinstance(view, ProjectView):
             return Shared()
-        summary = summarise(facts, context.module, os.path.abspath(self.path), source) if self.summary else None
+        summary = None
+        if self.summary:
+            names = frozenset() if self.partial else None  # partial: nothing of its own is evaluated
+            summary = summarise(facts, context.module, os.path.abspath(self.path), source, names)
         return Shared(summary, dict(view.consulted), set(view.wanted))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Iterable
 
 from ..analysis.factories import FactorySignature
 from ..analysis.lattice import Location, Value
@@ -21,9 +22,13 @@ MISSING = "-"
 
 
 class ProjectView:
-    def __init__(self, summaries: dict[str, ModuleSummary], consumers: ProjectConsumers | None = None) -> None:
+    def __init__(self, summaries: dict[str, ModuleSummary], consumers: ProjectConsumers | None = None,
+                 writers: Iterable[ModuleSummary] | None = None) -> None:
         """``consumers``: the modules read for consumer answers, shared by the views of one run (they
-        do not depend on the summaries), so that a new round does not read the project again."""
+        do not depend on the summaries), so that a new round does not read the project again.
+        ``writers``: the summaries whose writes into other modules' classes count, in order
+        (default: ``summaries``); besides those it may hold partial summaries of modules no
+        module of the run imports, which a lookup never reaches."""
         self.summaries = summaries
         self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]] = {}
         self.bases: tuple[Path, ...] = ()
@@ -33,7 +38,7 @@ class ProjectView:
         self.writes_by_target: dict[str, list[ValueSummary]] = {}
         self.consumers = consumers if consumers is not None else ProjectConsumers()
         self.options: object | None = None  # the analysis options of the last module viewed (for re-probing)
-        for summary in summaries.values():
+        for summary in (summaries.values() if writers is None else writers):
             for target, value in summary.external_writes.items():
                 cls, _, attr = target.rpartition(".")
                 found = self._locate(cls)  # `pkg.Cls` re-exported from `pkg.impl.Cls`: one target

@@ -270,3 +270,104 @@ def test_the_consumer_reader_takes_the_imports_the_planner_read(tmp_path, monkey
     reader._imports.clear()
     reader._importers(tmp_path / "pkg" / "tables.py", "pkg.tables")
     assert reader._imports == seeded  # the same table as reading every file
+
+
+def _index_run(files: list[str], cache_dir: str | None = None):
+    from ptrlint.config import Config
+    from ptrlint.engine import Settings, select_codes
+    from ptrlint.planner.index import ProjectRun
+
+    run = ProjectRun(files, Settings(Config(), select_codes(["ALL"], [], []), cache_dir=cache_dir), jobs=1)
+    return run, run.run()
+
+
+def _codes(results) -> set[tuple[str, int, str]]:
+    return {(Path(f.path).name, f.line, f.code) for r in results for f in r.findings}
+
+
+# A module nothing imports, whose function returns addresses and which writes addresses into another
+# module's class: the writes count, its own summary is not computed.
+_WRITER = ("import torch\nfrom pkg.holder import Holder\n\n\ndef fill(h: Holder, xs):\n"
+           "    view = h.table.numpy()\n    for i, x in enumerate(xs):\n        view[i] = x.data_ptr()\n\n\n"
+           "def more_ptrs(xs):\n    return [x.data_ptr() for x in xs]\n")
+_HOLDER = ("from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass Holder:\n"
+           "    table: torch.Tensor\n\n    @classmethod\n    def empty(cls, n):\n"
+           "        return cls(torch.zeros(n, dtype=torch.int64))\n")
+
+
+def test_a_module_nothing_imports_keeps_only_its_writes(tmp_path):
+    files = write_pointer_package(tmp_path)
+    (tmp_path / "pkg" / "writer.py").write_text(_WRITER)
+    (tmp_path / "pkg" / "holder.py").write_text(_HOLDER)
+    files += [str(tmp_path / "pkg" / "writer.py"), str(tmp_path / "pkg" / "holder.py")]
+    run, results = _index_run(files)
+    writer = run.tasks[str((tmp_path / "pkg" / "writer.py").resolve())]
+    tables = run.tasks[str((tmp_path / "pkg" / "tables.py").resolve())]
+    assert not writer.imported and writer.summary is None and writer.writes is not None
+    assert not writer.writes.functions and "pkg.holder.Holder.table" in writer.writes.external_writes
+    assert tables.imported and "pointer_table" in tables.summary.functions
+    found = _codes(results)
+    assert ("holder.py", 12, "PTR001") in found  # the writer's write reached the holder's table
+    assert ("use.py", 6, "PTR001") in found
+
+
+def test_every_module_summarised_in_full_finds_the_same(tmp_path, monkeypatch):
+    """What the partial summaries save changes no finding: with every module marked imported."""
+    import ptrlint.planner.index as index
+
+    files = write_pointer_package(tmp_path)
+    (tmp_path / "pkg" / "writer.py").write_text(_WRITER)
+    (tmp_path / "pkg" / "holder.py").write_text(_HOLDER)
+    files += [str(tmp_path / "pkg" / "writer.py"), str(tmp_path / "pkg" / "holder.py")]
+    _run, results = _index_run(files)
+    real = index._mark_imported
+
+    def everything(tasks):
+        tasks = list(tasks)
+        real(tasks)
+        for task in tasks:
+            task.imported = True
+    monkeypatch.setattr(index, "_mark_imported", everything)
+    _run, full = _index_run(files)
+    assert [r.findings for r in results] == [r.findings for r in full]
+
+
+def test_a_lookup_into_a_module_marked_unimported_asks_for_its_summary(tmp_path, monkeypatch):
+    """The fallback when the imports mislead: a module found without its summary is analysed again
+    with it, and its importer again with the answer."""
+    import ptrlint.planner.index as index
+
+    files = write_pointer_package(tmp_path)
+    _run, expected = _index_run(files)
+    real = index._mark_imported
+
+    def nothing(tasks):
+        tasks = list(tasks)
+        real(tasks)
+        for task in tasks:
+            task.imported = False
+    monkeypatch.setattr(index, "_mark_imported", nothing)
+    run, results = _index_run(files)
+    assert run.tasks[str((tmp_path / "pkg" / "tables.py").resolve())].imported  # asked for, then summarised
+    assert _codes(results) == _codes(expected) and ("use.py", 6, "PTR001") in _codes(results)
+
+
+def test_a_cached_partial_summary_is_not_used_once_the_module_is_imported(tmp_path):
+    """Run 1 caches a module nothing imports (partial summary); run 2 adds an importer: the module
+    is analysed again for its full summary, and the importer gets the finding a cold run gets."""
+    files = write_pointer_package(tmp_path)
+    (tmp_path / "pkg" / "writer.py").write_text(_WRITER)
+    (tmp_path / "pkg" / "holder.py").write_text(_HOLDER)
+    files += [str(tmp_path / "pkg" / "writer.py"), str(tmp_path / "pkg" / "holder.py")]
+    cache = str(tmp_path / "cache")
+    run, _ = _index_run(files, cache)
+    assert not run.tasks[str((tmp_path / "pkg" / "writer.py").resolve())].imported
+    (tmp_path / "pkg" / "late.py").write_text(
+        "import torch\nfrom pkg.writer import more_ptrs\n\n\ndef f(xs):\n"
+        "    return torch.tensor(more_ptrs(xs), dtype=torch.int64)\n")
+    files.append(str(tmp_path / "pkg" / "late.py"))
+    warm_run, warm = _index_run(files, cache)
+    writer = warm_run.tasks[str((tmp_path / "pkg" / "writer.py").resolve())]
+    assert writer.imported and not writer.from_cache and "more_ptrs" in writer.summary.functions
+    _cold_run, cold = _index_run(files)
+    assert _codes(warm) == _codes(cold) and ("late.py", 6, "PTR001") in _codes(warm)
