@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field, fields, replace
@@ -223,11 +224,17 @@ class ConfigResolver:
             self.fixed = resolve_config(explicit, isolated, Path("."))
         self._by_dir: dict[str, Config] = {}
         self._by_file: dict[str, Config] = {}
+        self._by_raw_dir: dict[str, Config] = {}  # folders as the paths spell them
         self._default = replace(Config(), root=str(Path.cwd().resolve()))
 
     def for_path(self, path: str | Path) -> Config:
         if self.fixed is not None:
             return self.fixed
+        raw = os.fspath(path)
+        folder = raw if os.path.isdir(raw) else os.path.dirname(raw)
+        known = self._by_raw_dir.get(folder)  # each file of a folder: one stat, no resolving
+        if known is not None:
+            return known
         target = Path(path)
         directory = str((target if target.is_dir() else target.parent).resolve())
         found = self._by_dir.get(directory)
@@ -241,4 +248,5 @@ class ConfigResolver:
                     self._by_file[key] = load_file(config_file)
                 found = self._by_file[key]
             self._by_dir[directory] = found
+        self._by_raw_dir[folder] = found
         return found
