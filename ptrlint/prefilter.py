@@ -29,24 +29,38 @@ class _Sites:
         others = [w for w in words if not _WORD.fullmatch(w)]
         self.others = re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in others)})\b") if others else None
         self.methods = re.compile(rf"\.(?:\s|\\|#[^\n]*\n)*(?:{'|'.join(CAST_METHODS)})\b")
+        # Words that contain another word are found through it (`zeros_like` and `new_zeros` at
+        # each `zeros`): 17 searches instead of 31 for the default words.
+        keys: dict[str, list[tuple[str, int]]] = {}
+        for word in self.words:
+            inner = min((w for w in self.words if w != word and w in word), key=len, default=word)
+            keys.setdefault(inner, []).append((word, word.index(inner)))
+        self.keys = tuple((key, tuple(found)) for key, found in keys.items())
+        self.longest = max((len(w) for w in self.words), default=0)
 
     def search(self, text: str, prose: "_Prose") -> bool:
         """Whether a site stands in code (outside comments and multi-line strings). The text is
         searched in growing pieces, and each piece's candidates in text order, so a file whose
         first site is near its top is neither searched nor lexed much further."""
-        words, methods, find = self.words, self.methods, text.find
+        keys, longest, methods, find = self.keys, self.longest, self.methods, text.find
         method = methods.search(text)
         start, size = 0, _FIRST_PIECE
         while start < len(text):
             end = min(len(text), start + size)
             found: list[int] = []
-            for word in words:
-                at = find(word, start, end + len(word) - 1)  # every occurrence that starts in the piece
+            for key, holders in keys:
+                # every occurrence of a holder that starts in the piece has its key within this range
+                at = find(key, start, end + longest)
                 while at >= 0:
-                    after = at + len(word)
-                    if (at == 0 or not _is_word_char(text[at - 1])) and (after == len(text) or not _is_word_char(text[after])):
-                        found.append(at)
-                    at = find(word, at + 1, end + len(word) - 1)
+                    for word, offset in holders:
+                        begin = at - offset
+                        if begin < start or begin >= end or not text.startswith(word, begin):
+                            continue
+                        after = begin + len(word)
+                        if (begin == 0 or not _is_word_char(text[begin - 1])) and \
+                                (after == len(text) or not _is_word_char(text[after])):
+                            found.append(begin)
+                    at = find(key, at + 1, end + longest)
             while method is not None and method.start() < end:
                 found.append(method.start())
                 method = methods.search(text, method.end())  # as finditer goes on: after the match
@@ -75,9 +89,20 @@ def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[
     extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
     custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
     # every match of the regex contains one of these (lower-case) substrings
-    literals = ("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra)
+    literals = _innermost(("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra))
     sites = _Sites(_factory_words(config))
     return prefilter_regex(extra), custom_names, literals, sites
+
+
+def _innermost(literals: tuple[str, ...]) -> tuple[str, ...]:
+    """The literals that hold no other one, where the other is found in its window: a match that
+    holds ``getdevicepointer`` holds ``pointer``, and lies within ``_WINDOW`` characters of it, so
+    searching ``pointer`` finds it (11 searches instead of 20 for the default words)."""
+    kept: list[str] = []
+    for literal in sorted(dict.fromkeys(literals), key=len):  # an inner literal is kept itself
+        if not any(o in literal and len(literal) - len(o) <= _WINDOW for o in kept):
+            kept.append(literal)
+    return tuple(kept)
 
 
 def _factory_words(config: Config) -> tuple[str, ...]:

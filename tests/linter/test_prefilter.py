@@ -115,7 +115,8 @@ EDGE_TEXTS = [
     "nvshmem_ptr(x)", "ADDR", "p0interp", "s = 'pointer'", "mypointers", "pointers_table",
     'for k in ("ptrlint_cold", "ptrlint_warm")',  # a window's end cuts the second `ptrlint` to `ptr`
     "# the ptr table\nx = 1\n", '"""\nholds ptrs\n"""\nptr = 1\n', '"""\nholds ptrs\n"""\nx = 1\n',
-    "s = 'ptr'  # key\n", "x = d['src_ptrs']\n", "# x = d['src_ptrs']\n", 'f"""\n{ptrs}\n"""\n', 'x = f"{d["a"]}"  # ptr\n',
+    "s = 'ptr'  # key\n", "x = d['src_ptrs']\n", "h.getdevicepointer(x)", "cuMemAddressReserve(n)", "m.memalloc(4)",
+    "arr.device_ctypes_pointer.value", "# getdevicepointer\nx = 1\n", "# x = d['src_ptrs']\n", 'f"""\n{ptrs}\n"""\n', 'x = f"{d["a"]}"  # ptr\n',
 ]
 
 
@@ -140,6 +141,8 @@ SITE_EDGE_TEXTS = [
     "a.  # c\n  int()", "a.totally", "x.int64", "int_", "int__", "np.intp(x)", "# torch.zeros(4)\nx = 1\n",
     '"""\ntorch.zeros(4)\n"""\nx = 1\n', '"""\ntorch.zeros(4)\n"""\nt = torch.zeros(4)\n', "s = 'x.to(y)'\n",
     "élan_tensor", "tensor_é", "é.to(x)", "x = make_buffer(4)", "CpuGpuBuffer", "ctypes.c_int64", "Tensor",
+    "new_zeros", "x_new_zeros", "zeros_like_x", "np.ascontiguousarray(a)", "a.new_tensor(b)", "tensors_like",
+    " " * 4090 + "new_zeros(3)", " " * 4094 + "as_tensor(x)", " " * 4093 + "x_new_zeros" + " " * 9000 + "zeros_like",
     "z" * 5000 + " tensor", " " * 4093 + "tensor", "a\n" * 2046 + "x.to(y)", "# " + "x" * 5000 + "\nzeros", "\n".join(["# comment .to zeros"] * 2000) + "\nx.long()",
 ]
 
