@@ -139,3 +139,61 @@ def test_each_device_decorator_spelling_is_still_blanked():
         source = f"@{name}\ndef k(x):\n    y = x + 1\n    return y\n"
         blanked = blank_device_bodies(source)
         assert blanked is not None and blanked[1] == [(3, 4)], name
+
+
+EDGE_KERNELS = [
+    MODULE,
+    "@triton.jit\ndef k(x):\n    a = 1\n# a note at column 0\n    b = 2\nc = 3\n",
+    "@triton.jit\ndef k(x):\n    a = 1\n\xa0\n    b = 2\n\xa0x = 1\n  \xa0 y = 2\n",
+    "@triton.jit\ndef k(x):\n    a = 1\n\x0c\n    b = 2\n\x0cz = 3\n",
+    "@cute.kernel\ndef k():\n    return 1",
+    "@cute.kernel\ndef k():\n    return 1\n\n   \n\n# trailing\nx = 1\n",
+    "class A:\n    @cute.jit\n    def f(self):\n        x = 1\n\n    def g(self):\n        pass\n",
+    "class A:\n    @cute.jit\n    def f(self):\n        x = 1\n  # shallow comment\n        y = 2\n    z = 3\n",
+    '@triton.autotune(configs=[c("(")], key=["n"])\n@triton.jit\ndef k(x):\n    return x\n',
+    "@triton.autotune(configs=[c(1, [2])],\n                 key=['n'])\n@triton.jit\ndef k(x):\n    return x\n",
+    "@triton.jit\ndef k(\n    a,  # (\n    b,\n):\n    return a\n",
+    "@triton.jit\ndef k(x): return x\ny = 1\n",
+    "@triton.jit\ndef k():\n    s = '''\nx\n'''\n    return s\n",
+    "@triton.jit\ndef k():\n@triton.jit\ndef j():\n    return 1\n",
+    "@triton.jit\ndef k():\n\tx = 1\n\treturn x\n",  # a tab: line by line either way
+    "@triton.jit\r\ndef k():\r\n    return 1\r\n",
+    "@ triton.jit\ndef k(x):\n    return x\n@numba.cuda.jit\ndef j(x):\n    return x\n",
+    "def host():\n    '''\n    @triton.jit\n    def k(x):\n        return x\n    '''\n\n@triton.jit\ndef k(x):\n    return x\n",
+    "@triton.jit\ndef k(x):\n    return x \\\n        + 1\n",
+    "@triton.jit\n\n# between\ndef k(x):\n    return x\n",
+    "y = a @triton.jit\n@triton.jit\ndef k(x):\n    return x\n",
+    "\x0c@triton.jit\ndef k():\n    return 1\n@triton.jit\ndef j():\n    return 2\n\n\n",
+    "@triton.jit\ndef k():\n    return 1\n\n\n\nx = 1",
+    "  @triton.jit  # indented at top level\n  def k():\n      return 1\n",
+]
+
+
+def _kernel_texts() -> list[str]:
+    """The edge kernels, and torch's files that name a device decorator (installed by the README's
+    test command; read, never imported)."""
+    import importlib.util
+    from pathlib import Path
+
+    from ptrlint.analysis.device import DEVICE_DECORATORS
+
+    texts = list(EDGE_KERNELS)
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.submodule_search_locations:
+        for path in sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if "@" in text and any(name in text for name in DEVICE_DECORATORS):
+                texts.append(text)
+    return texts
+
+
+def test_blanking_by_regex_equals_blanking_line_by_line():
+    """The fast path (decorators and body ends found by regex over a text without tabs or carriage
+    returns) blanks exactly what the line loop blanks."""
+    texts = _kernel_texts()
+    fast_path_blanked = 0
+    for text in texts:
+        fast, by_lines = blank_device_bodies(text), blank_device_bodies(text, by_lines=True)
+        assert fast == by_lines, text[:300]
+        fast_path_blanked += fast is not None and "\t" not in text and "\r" not in text
+    assert fast_path_blanked >= 10
