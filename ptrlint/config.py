@@ -190,14 +190,22 @@ def find_config_file(start: Path) -> Path | None:
     start = start.resolve()
     directory = start if start.is_dir() else start.parent
     for candidate_dir in (directory, *directory.parents):
-        candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{candidate}: cannot read as TOML: {exc}") from exc
-            if "ptrlint" in data.get("tool", {}):
-                return candidate
+        candidate = _own_config_file(candidate_dir)
+        if candidate is not None:
+            return candidate
+    return None
+
+
+def _own_config_file(directory: Path) -> Path | None:
+    """``directory``'s pyproject.toml when it has a [tool.ptrlint] table."""
+    candidate = directory / "pyproject.toml"
+    if candidate.is_file():
+        try:
+            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{candidate}: cannot read as TOML: {exc}") from exc
+        if "ptrlint" in data.get("tool", {}):
+            return candidate
     return None
 
 
@@ -236,17 +244,24 @@ class ConfigResolver:
         if known is not None:
             return known
         target = Path(path)
-        directory = str((target if target.is_dir() else target.parent).resolve())
-        found = self._by_dir.get(directory)
+        found = self._for_directory((target if target.is_dir() else target.parent).resolve())
+        self._by_raw_dir[folder] = found
+        return found
+
+    def _for_directory(self, directory: Path) -> Config:
+        """The configuration of a resolved folder: its own pyproject.toml's, else its parent's (each
+        folder of a tree is looked at once, not once per folder below it)."""
+        key = str(directory)
+        found = self._by_dir.get(key)
         if found is None:
-            config_file = find_config_file(Path(directory))
-            if config_file is None:
+            config_file = _own_config_file(directory)
+            if config_file is not None:
+                if str(config_file) not in self._by_file:
+                    self._by_file[str(config_file)] = load_file(config_file)
+                found = self._by_file[str(config_file)]
+            elif directory.parent == directory:
                 found = self._default
             else:
-                key = str(config_file)
-                if key not in self._by_file:
-                    self._by_file[key] = load_file(config_file)
-                found = self._by_file[key]
-            self._by_dir[directory] = found
-        self._by_raw_dir[folder] = found
+                found = self._for_directory(directory.parent)
+            self._by_dir[key] = found
         return found

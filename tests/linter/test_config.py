@@ -140,3 +140,36 @@ def test_torch_version_with_the_measured_release(ptrlint, tmp_path):
     source = "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nbuf[0] = t.data_ptr()\n"
     assert codes(ptrlint, project(tmp_path, 'torch-version = "2.14"', {"m.py": source})) == ["m.py:PTR005"]
     assert codes(ptrlint, project(tmp_path, 'torch-version = "2.14.1"', {"m.py": source})) == []
+
+
+@pytest.mark.parametrize("where, expected", [
+    ("mod.py", "root"),
+    ("a/mod.py", "root"),  # a/pyproject.toml has no [tool.ptrlint] table: the search goes on up
+    ("a/b/mod.py", "deep"),
+    ("a/b/c/mod.py", "deep"),
+    ("a/b/c", "deep"),  # a folder is its own start
+    ("a", "root"),
+])
+def test_each_path_gets_the_nearest_ptrlint_table(tmp_path, monkeypatch, where, expected):
+    """The resolver's per-folder memo answers what find_config_file answers for each path, however
+    the path is spelled and in whatever order the folders are asked."""
+    import os
+
+    from ptrlint.config import ConfigResolver, find_config_file
+
+    (tmp_path / "pyproject.toml").write_text("[tool.ptrlint]\nignore = ['PTR001']\n")
+    (tmp_path / "a/b/c").mkdir(parents=True)
+    (tmp_path / "a/pyproject.toml").write_text("[project]\nname = 'a'\n")
+    (tmp_path / "a/b/pyproject.toml").write_text("[tool.ptrlint]\nignore = ['PTR002']\n")
+    for folder in ("", "a", "a/b", "a/b/c"):
+        (tmp_path / folder / "mod.py").write_text("x = 1\n")
+    files = {"root": tmp_path / "pyproject.toml", "deep": tmp_path / "a/b/pyproject.toml"}
+    monkeypatch.chdir(tmp_path / "a")
+    for order in (["a/b/c/mod.py", "a/mod.py", "mod.py"], ["mod.py", "a/b/mod.py"], []):
+        resolver = ConfigResolver()
+        for other in order:  # folders asked before, deeper or shallower, fill the memo
+            resolver.for_path(tmp_path / other)
+        for spelled in (str(tmp_path / where), os.path.relpath(tmp_path / where)):
+            config = resolver.for_path(spelled)
+            assert config.source == str(files[expected])
+            assert find_config_file(Path(spelled)) == files[expected].resolve()
