@@ -14,6 +14,8 @@ import bisect
 import io
 import re
 import tokenize
+from itertools import accumulate, repeat
+from operator import add
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 Span = tuple[int, int]  # [start, end) character offsets into the text
@@ -22,8 +24,12 @@ Span = tuple[int, int]  # [start, end) character offsets into the text
 class SourceMap:
     def __init__(self, text: str) -> None:
         self.text = text
-        starts = [0]
-        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        if "\r" in text:
+            starts = [0]
+            starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        else:  # every line ends in "\n": its start follows the previous one by its length + 1, in C
+            starts = list(accumulate(map(add, map(len, text.split("\n")), repeat(1)), initial=0))
+            starts.pop()  # past the end
         self.line_starts = starts
         match = _NEWLINE.search(text)
         self.newline = match.group(0) if match else "\n"

@@ -129,3 +129,16 @@ def test_symlinked_file_is_fixed_through_the_link(tmp_path):
     os.symlink(target, link)
     fix_file(link)
     assert link.is_symlink() and target.read_text() == FIXED
+
+
+@pytest.mark.parametrize("text", [
+    "", "a", "a\n", "\n", "\n\n", "a\nb", "a\r\nb\rc\n", "a\r", "é\nü\n", "x\x0cy\nz", "x\x0bq\u2028r\n",
+])
+def test_line_starts_split_as_the_tokenizer_does(text):
+    """Lines break at \\r\\n, \\r and \\n only (a form feed or Unicode line separator does not), with or
+    without carriage returns in the text."""
+    import re
+
+    from ptrlint.analysis.source import SourceMap
+
+    assert SourceMap(text).line_starts == [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
