@@ -313,40 +313,36 @@ def test_a_module_nothing_imports_keeps_only_its_writes(tmp_path):
 
 def test_every_module_summarised_in_full_finds_the_same(tmp_path, monkeypatch):
     """What the partial summaries save changes no finding: with every module marked imported."""
-    import ptrlint.planner.index as index
-
     files = write_pointer_package(tmp_path)
     (tmp_path / "pkg" / "writer.py").write_text(_WRITER)
     (tmp_path / "pkg" / "holder.py").write_text(_HOLDER)
     files += [str(tmp_path / "pkg" / "writer.py"), str(tmp_path / "pkg" / "holder.py")]
     _run, results = _index_run(files)
+    _mark_all_imported(monkeypatch, True)
+    _run, full = _index_run(files)
+    assert [r.findings for r in results] == [r.findings for r in full]
+
+
+def _mark_all_imported(monkeypatch, imported: bool) -> None:
+    """Every module of the next index run marked imported (a full summary) or not (a partial one)."""
+    import ptrlint.planner.index as index
+
     real = index._mark_imported
 
-    def everything(tasks):
+    def forced(tasks):
         tasks = list(tasks)
         real(tasks)
         for task in tasks:
-            task.imported = True
-    monkeypatch.setattr(index, "_mark_imported", everything)
-    _run, full = _index_run(files)
-    assert [r.findings for r in results] == [r.findings for r in full]
+            task.imported = imported
+    monkeypatch.setattr(index, "_mark_imported", forced)
 
 
 def test_a_lookup_into_a_module_marked_unimported_asks_for_its_summary(tmp_path, monkeypatch):
     """The fallback when the imports mislead: a module found without its summary is analysed again
     with it, and its importer again with the answer."""
-    import ptrlint.planner.index as index
-
     files = write_pointer_package(tmp_path)
     _run, expected = _index_run(files)
-    real = index._mark_imported
-
-    def nothing(tasks):
-        tasks = list(tasks)
-        real(tasks)
-        for task in tasks:
-            task.imported = False
-    monkeypatch.setattr(index, "_mark_imported", nothing)
+    _mark_all_imported(monkeypatch, False)
     run, results = _index_run(files)
     assert run.tasks[str((tmp_path / "pkg" / "tables.py").resolve())].imported  # asked for, then summarised
     assert _codes(results) == _codes(expected) and ("use.py", 6, "PTR001") in _codes(results)
