@@ -42,13 +42,23 @@ def _top_level_classes(text: str) -> Iterable[re.Match[str]]:
 
 
 def _body_fields(text: str, at: int) -> list[str]:
-    """The annotated names at the first indentation level of the class body that starts at ``at``."""
+    """The annotated names at the first indentation level of the class body that starts at ``at``.
+    Lines inside a triple-quoted string (the class docstring's ``Args:``) are no fields and do not
+    end the body."""
     fields: list[str] = []
     body_indent = None
+    open_quote = ""  # the delimiter of the triple-quoted string a line is inside, if any
     while 0 < at < len(text):
         end = text.find("\n", at)
         body = text[at:] if end == -1 else text[at:end]
         at = len(text) if end == -1 else end + 1
+        if open_quote:
+            if body.count(open_quote) % 2 == 1:
+                open_quote = ""
+            continue
+        quote = _opened_string(body)
+        if quote:
+            open_quote = quote
         if not body.strip() or body.lstrip().startswith("#"):
             continue
         indent = len(body) - len(body.lstrip())
@@ -60,6 +70,15 @@ def _body_fields(text: str, at: int) -> list[str]:
         if indent == body_indent and field and "ClassVar" not in body:
             fields.append(field.group(1))
     return fields
+
+
+def _opened_string(line: str) -> str:
+    """The triple quote a line leaves open (an odd count of the first one it holds), or ""."""
+    found = [(line.find(q), q) for q in ('"""', "'''") if q in line]
+    if not found:
+        return ""
+    quote = min(found)[1]
+    return quote if line.count(quote) % 2 == 1 else ""
 
 
 _CLASS = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
