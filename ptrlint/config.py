@@ -243,8 +243,7 @@ class ConfigResolver:
         known = self._by_raw_dir.get(folder)  # each file of a folder: one stat, no resolving
         if known is not None:
             return known
-        target = Path(path)
-        found = self._for_directory((target if target.is_dir() else target.parent).resolve())
+        found = self._for_directory(Path(folder).resolve())  # "" (a bare file name) is the working folder
         self._by_raw_dir[folder] = found
         return found
 
@@ -256,9 +255,10 @@ class ConfigResolver:
         if found is None:
             config_file = _own_config_file(directory)
             if config_file is not None:
-                if str(config_file) not in self._by_file:
-                    self._by_file[str(config_file)] = load_file(config_file)
-                found = self._by_file[str(config_file)]
+                file_key = str(config_file)
+                if file_key not in self._by_file:
+                    self._by_file[file_key] = load_file(config_file)
+                found = self._by_file[file_key]
             elif directory.parent == directory:
                 found = self._default
             else:

@@ -71,7 +71,6 @@ def blank_device_bodies(text: str, by_lines: bool = False) -> tuple[str, list[tu
     done = 0  # fast: the offset up to which ``out`` holds the text
     blanked: list[tuple[int, int]] = []
     quotes = _TripleQuotes()
-    n = len(lines)
     i = 0  # the first line that may still open a kernel
     for line in candidates:
         if line < i:
@@ -144,8 +143,7 @@ def _body_last(lines: list[str], start: int, indent: str) -> int | None:
     deeper than ``indent``, blank or a comment belongs to it."""
     last, k, n = None, start, len(lines)
     while k < n:
-        stripped = lines[k].strip()
-        if stripped and not stripped.startswith("#"):
+        if _is_code(lines[k]):
             if len(_indent_of(lines[k]).expandtabs()) <= len(indent.expandtabs()):
                 break
             last = k
@@ -166,11 +164,13 @@ def _body_last_fast(text: str, lines: list[str], offsets: list[int], start: int,
         pattern = _BODY_ENDS[width] = re.compile(rf"\n {{0,{width}}}(?! )[^\S\n]*[^\s#]")
     found = pattern.search(text, offsets[start] - 1) if start < len(lines) else None
     end = bisect_right(offsets, found.start() + 1) - 1 if found is not None else len(lines)
-    for k in range(end - 1, start - 1, -1):
-        stripped = lines[k].strip()
-        if stripped and not stripped.startswith("#"):
-            return k
-    return None
+    return next((k for k in range(end - 1, start - 1, -1) if _is_code(lines[k])), None)
+
+
+def _is_code(line: str) -> bool:
+    """Neither blank nor a comment."""
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
 
 
 class _TripleQuotes:
