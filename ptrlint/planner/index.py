@@ -293,7 +293,8 @@ class ProjectRun:
                         self._close_dependencies([task])
                         if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
                             again.append(task)
-                elif not task.light and task.done and consulted_changed(task.consulted, view, task.module, task.bases):
+                elif not task.light and task.done and consulted_changed(task.consulted, view, task.module, task.bases,
+                                                                        fresh=not task.from_cache):
                     again.append(task)
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
             for module in wanted:  # lookups into modules nobody had read yet

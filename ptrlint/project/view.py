@@ -31,6 +31,8 @@ class ProjectView:
         module of the run imports, which a lookup never reaches."""
         self.summaries = summaries
         self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]] = {}
+        # consulted_changed's answers: (lookup, bases) -> (fingerprint, the modules its resolution passed)
+        self._probed: dict[tuple[str, tuple[Path, ...]], tuple[str | None, frozenset[str]]] = {}
         self.bases: tuple[Path, ...] = ()
         self.own_module = ""
         self.consulted: dict[str, str] = {}
@@ -50,6 +52,7 @@ class ProjectView:
         """The same summaries, with a fresh record of lookups, for analysing ``module``."""
         view = ProjectView.__new__(ProjectView)
         view.summaries, view.writes_by_target, view._memo = self.summaries, self.writes_by_target, self._memo
+        view._probed = self._probed
         view.consumers, view.options = self.consumers, self.options
         view.bases, view.own_module = bases, module
         view.consulted, view.wanted = {}, set()
@@ -211,35 +214,66 @@ def _fingerprint(uses: list | None) -> list | None:
                   for u in uses)
 
 
-def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...]) -> bool:
-    """Whether a module's recorded lookups would be answered differently by ``view``."""
+# Lookups whose answers read only files on disk (the consumers of a table, a factory's signature),
+# never summaries: within one run they cannot change.
+_FILE_LOOKUPS = ("consumers", "pconsumers[", "factory")
+
+
+def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...],
+                      fresh: bool = False) -> bool:
+    """Whether a module's recorded lookups would be answered differently by ``view``.
+
+    ``fresh``: they were answered in this run, so the lookups into files (``_FILE_LOOKUPS``) still
+    hold and only those into summaries are asked again. The settle round asks this of every
+    analysed module, and they mostly share their lookups: each answer is kept per view for the
+    modules whose own name its resolution did not pass (as ``_locate`` keeps its own)."""
     probe = view.for_module(module, bases)
     for key, fingerprint in consulted.items():
         what, _, qname = key.partition(":")
-        if what == "fn":
-            probe.function(qname)
-        elif what == "writes":
-            probe.param_writes(qname)
-        elif what == "class":
-            probe.is_class(qname)
-        elif what == "fields":
-            probe.class_fields(qname)
-        elif what == "attr":
-            cls, _, attr = qname.rpartition(".")
-            probe.attribute(cls, attr)
-        elif what == "name":
-            probe.name(qname)
-        elif what == "consumers" and view.options is not None:
-            probe.result_consumers(qname, view.options)
-        elif what.startswith("pconsumers[") and view.options is not None:
-            position, _, keyword = what[len("pconsumers["):-1].partition("|")
-            probe.param_consumers(qname, None if position == "None" else int(position),
-                                  None if keyword == "None" else keyword, view.options)
-        elif what == "factory" and view.options is not None:
-            probe.factory(qname, view.options)
-        elif what == "into":
-            cls, _, attr = qname.rpartition(".")
-            probe.external_writes(cls, attr)
-        if probe.consulted.get(key) != fingerprint:
+        if what.startswith(_FILE_LOOKUPS):
+            if fresh:
+                continue
+            _ask(probe, what, qname, view)
+            answer = probe.consulted.get(key)
+        else:
+            kept = view._probed.get((key, bases))
+            if kept is not None and module not in kept[1]:
+                answer = kept[0]
+            else:
+                _ask(probe, what, qname, view)
+                answer = probe.consulted.get(key)
+                located = view._memo.get((bases, qname.rpartition(".")[0] if what in ("attr", "into") else qname))
+                passed = located[2] if located is not None else frozenset()
+                if what == "into" or (located is not None and module not in passed):
+                    view._probed[(key, bases)] = (answer, frozenset() if what == "into" else passed)
+        if answer != fingerprint:
             return True
     return False
+
+
+def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
+    """Ask ``probe`` the lookup ``what:qname`` again (its answer lands in ``probe.consulted``)."""
+    if what == "fn":
+        probe.function(qname)
+    elif what == "writes":
+        probe.param_writes(qname)
+    elif what == "class":
+        probe.is_class(qname)
+    elif what == "fields":
+        probe.class_fields(qname)
+    elif what == "attr":
+        cls, _, attr = qname.rpartition(".")
+        probe.attribute(cls, attr)
+    elif what == "name":
+        probe.name(qname)
+    elif what == "consumers" and view.options is not None:
+        probe.result_consumers(qname, view.options)
+    elif what.startswith("pconsumers[") and view.options is not None:
+        position, _, keyword = what[len("pconsumers["):-1].partition("|")
+        probe.param_consumers(qname, None if position == "None" else int(position),
+                              None if keyword == "None" else keyword, view.options)
+    elif what == "factory" and view.options is not None:
+        probe.factory(qname, view.options)
+    elif what == "into":
+        cls, _, attr = qname.rpartition(".")
+        probe.external_writes(cls, attr)

@@ -11,7 +11,7 @@ import pytest
 
 from ptrlint.project import layout
 from ptrlint.project.summary import ModuleSummary
-from ptrlint.project.view import ProjectView
+from ptrlint.project.view import ProjectView, consulted_changed
 
 
 def _plain_module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
@@ -85,3 +85,37 @@ def test_a_resolution_shared_between_modules_stops_at_each_ones_own_name(tmp_pat
     own = view.for_module("b", bases)
     assert own._locate("a.f") is None
     assert other._locate("a.f") == found  # and the per-module answer did not replace the shared one
+
+
+def test_rechecked_lookups_shared_between_modules_answer_as_each_module_alone(tmp_path: Path) -> None:
+    """consulted_changed keeps each answer for the modules whose own name its resolution did not
+    pass: `b` (which answers `a.f` from its own facts) and `c` (which gets b's class) each get
+    their own answer, in either order, and a changed summary is seen through the kept answers."""
+    before = {"a": ModuleSummary("a", "a.py", exports={"f": "b.f"}), "b": ModuleSummary("b", "b.py", classes={"f": []})}
+    bases = (tmp_path,)
+    recorded = {}
+    for module in ("b", "c"):
+        probe = ProjectView(before).for_module(module, bases)
+        probe.is_class("a.f")
+        probe.external_writes("b.K", "x")
+        recorded[module] = dict(probe.consulted)
+    assert recorded["b"] != recorded["c"]
+    for order in (("b", "c"), ("c", "b")):
+        view = ProjectView(before)
+        assert not any(consulted_changed(recorded[m], view, m, bases, fresh=True) for m in order)
+        swapped = ProjectView(before)
+        assert consulted_changed(recorded["b"], swapped, "c", bases) and consulted_changed(recorded["c"], swapped, "b", bases)
+    after = {**before, "b": ModuleSummary("b", "b.py", functions={}, classes={})}  # `f` is no class any more
+    view = ProjectView(after)
+    assert consulted_changed(recorded["c"], view, "c", bases)
+    assert not consulted_changed(recorded["b"], view, "b", bases)  # b never looked into its own summary
+    assert consulted_changed(recorded["c"], view, "c", bases)  # the kept answer, asked again
+
+
+def test_lookups_into_files_are_asked_again_only_for_cached_answers(tmp_path: Path) -> None:
+    """A consumer answer recorded in this run (``fresh``) reads files that cannot have changed since;
+    one restored from the cache is asked again (here: no options to ask with, so it counts as changed)."""
+    consulted = {"factory:pkg.make": "-"}
+    view = ProjectView({})
+    assert not consulted_changed(consulted, view, "m", (tmp_path,), fresh=True)
+    assert consulted_changed(consulted, view, "m", (tmp_path,))
