@@ -57,7 +57,14 @@ def real_path(path: str) -> str:
     """``os.path.realpath``, memoised by absolute path, with each folder's resolution cached: for a
     file that is not itself a link, one ``lstat`` instead of one per path component (a run resolves
     every file it reads, and their imports, several times)."""
+    if os.path.isabs(path):  # the planner asks again for each import of the same file
+        return _real_spelled(path)
     return _real_absolute(os.path.abspath(path))  # a relative path means another file in another folder
+
+
+@lru_cache(maxsize=65536)
+def _real_spelled(absolute: str) -> str:
+    return _real_absolute(os.path.normpath(absolute))
 
 
 @lru_cache(maxsize=65536)
