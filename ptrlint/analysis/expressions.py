@@ -107,6 +107,7 @@ def visit_Call(c: "FactCollector", node: ast.Call) -> None:
         or last in ("int64", "intp", "longlong", "int_", "int32")
         or last in ("all_gather", "all_gather_into_tensor", "_all_gather_base", "broadcast")
         or (isinstance(func, ast.Name) and (func.id[:1].isupper() or func.id == "cls" or bool(node.keywords)))
+        or (isinstance(func, ast.Attribute) and func.attr[:1].isupper() and bool(node.args))  # `mod.Cls(x, y)`
         or any(attr_name(a) in ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords)))
     ):
         c.pending_calls.append((node, c.m.scope, raising))

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from .. import engine
-from ..analysis.names import analysis_options
+from ..analysis.names import AnalysisOptions, analysis_options
 from ..cache import Cache
 from ..model import Edit, FileResult, Finding
 from ..prefilter import has_evidence
@@ -425,9 +425,16 @@ def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str]]:
 
 def _pointer_symbols(view: ProjectView) -> set[str]:
     """Qualified names whose summaries hold pointer values (functions, methods and their classes,
-    attributes' classes, module names), and the names that re-export them."""
+    attributes' classes, module names), the classes with a field named like an address (a positional
+    argument of their constructor takes the field's name: name evidence in a module that spells
+    none), and the names that re-export them."""
+    options = view.options
+    names = options.names if isinstance(options, AnalysisOptions) else None
     out: set[str] = set()
     for module, summary in view.summaries.items():
+        if names is not None:
+            out.update(f"{module}.{cls}" for cls, fields in summary.classes.items()
+                       if any(names.is_pointer_name(f) for f in fields))
         for name, value in (*summary.functions.items(), *summary.attributes.items(), *summary.names.items()):
             if value.origin >= 1:  # named, wrapped or raw
                 out.add(f"{module}.{name}")

@@ -152,6 +152,66 @@ def test_one_file_alone_gets_the_same_findings_as_in_the_whole_tree(ptrlint, pro
     assert alone == whole != set()
 
 
+# A dataclass whose fields say they hold addresses, built positionally in modules that spell no
+# pointer word: the field's name is the evidence (one module's class, another's constructor call).
+_FIELDS = {
+    "fields/__init__.py": "",
+    "fields/desc.py": """
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class Desc:
+            src_ptrs: torch.Tensor
+
+
+        @dataclass
+        class Sizes:
+            lengths: torch.Tensor
+    """,
+    "fields/by_name.py": """
+        import torch
+
+        from fields.desc import Desc, Sizes
+
+
+        def make(n):
+            return Desc(torch.zeros(n, dtype=torch.int64))  # expect: PTR001
+
+
+        def sizes(n):
+            return Sizes(torch.zeros(n, dtype=torch.int64))
+    """,
+    "fields/by_alias.py": """
+        import torch
+
+        import fields.desc as d
+
+
+        def make(n):
+            return d.Desc(torch.zeros(n, dtype=torch.int64))  # expect: PTR001
+    """,
+    "fields/by_module.py": """
+        import torch
+
+        from fields import desc
+
+
+        def make(n):
+            return desc.Desc(torch.zeros(n, dtype=torch.int32))  # expect: PTR003
+    """,
+}
+
+
+@pytest.mark.parametrize("target", [".", "fields/by_name.py", "fields/by_alias.py", "fields/by_module.py"])
+def test_a_field_named_like_an_address_in_another_module_is_evidence(ptrlint, tmp_path, target):
+    root = _write(tmp_path / "repo", _FIELDS)
+    expected = {k for k in _expected(root) if target == "." or k[0] == target}
+    assert _keys(_found(ptrlint, root, target)) == expected != set()
+
+
 def test_without_the_index_nothing_crosses_modules(ptrlint, project):
     assert _keys(_found(ptrlint, project, "--no-project-index", ".")) == set()
 
