@@ -48,34 +48,34 @@ class FactCollector:
 
     def _walk(self, node: ast.AST) -> None:
         cls = node.__class__
-        if (cls is ast.FunctionDef or cls is ast.AsyncFunctionDef) and node.decorator_list and is_device_function(node):
-            self.m.scope.bind(node.name)  # a kernel: device code holds no host tensors (see analysis/device.py)
+        plan = _PLANS.get(cls)
+        if plan is None:
+            plan = _PLANS[cls] = _plan(cls)
+        pre, order, fields, post, is_def = plan
+        if is_def and node.decorator_list and is_device_function(node):  # type: ignore[attr-defined]
+            self.m.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/device.py)
             return
-        pre = _PRE.get(cls)
         if pre is not None:
             pre(self, node)
-        order = _ORDER.get(cls)
-        walk = self._walk
+        walk, m = self._walk, self.m
         if order is not None:
             for child in order(node):
                 walk(child)
         else:
-            fields = _CHILD_FIELDS.get(cls)
-            if fields is None:
-                fields = _CHILD_FIELDS[cls] = _child_fields(cls)
             for name in fields:
                 value = getattr(node, name)
-                if value.__class__ is list:
+                kind = value.__class__
+                if kind is list:
                     for item in value:
-                        if item.__class__ is ast.Name:
-                            self.m.node_scope[id(item)] = self.m.scope  # the commonest leaf, inlined
-                        elif isinstance(item, ast.AST):
+                        kind = item.__class__
+                        if kind is ast.Name:
+                            m.node_scope[id(item)] = m.scope  # the commonest leaf, inlined
+                        elif _WALKED.get(kind) or (kind not in _WALKED and _walked(kind)):
                             walk(item)
-                elif value.__class__ is ast.Name:
-                    self.m.node_scope[id(value)] = self.m.scope
-                elif isinstance(value, ast.AST):
+                elif kind is ast.Name:
+                    m.node_scope[id(value)] = m.scope
+                elif _WALKED.get(kind) or (kind not in _WALKED and _walked(kind)):
                     walk(value)
-        post = _POST.get(cls)
         if post is not None:
             post(self, node)
 
@@ -106,6 +106,33 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
 def _child_fields(cls: type) -> tuple[str, ...]:
     fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
     return tuple(f for f in fields if f not in _NOT_CHILDREN)
+
+
+# class -> (pre, order, child fields, post, whether it is a function definition): one lookup per node
+_Plan = tuple[Callable[[FactCollector, ast.AST], None] | None, Callable[[ast.AST], Sequence[ast.AST]] | None,
+              tuple[str, ...], Callable[[FactCollector, ast.AST], None] | None, bool]
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(cls: type) -> _Plan:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = _CHILD_FIELDS[cls] = _child_fields(cls)
+    return (_PRE.get(cls), _ORDER.get(cls), fields, _POST.get(cls),
+            cls is ast.FunctionDef or cls is ast.AsyncFunctionDef)
+
+
+# class -> whether a child of that class is walked: a node with a handler or children of its own.
+# Constants, operators (`ast.Add`), `pass` and the like are leaves without handlers: skipped
+# without a call; what is not a node (None in a list, a string) is never walked.
+_WALKED: dict[type, bool] = {}
+
+
+def _walked(kind: type) -> bool:
+    walked = issubclass(kind, ast.AST) and bool(
+        _PRE.get(kind) or _POST.get(kind) or _ORDER.get(kind) or _child_fields(kind))
+    _WALKED[kind] = walked
+    return walked
 
 
 def _decorated_children(node: ast.AST) -> list[ast.AST]:
