@@ -16,7 +16,8 @@ with the pointer rule set (``../shared/data/semgrep-ptr-rule.yaml`` or ``--semgr
 The *parse floor* is CPython's ``ast.parse`` alone over the files ptrlint's prefilter passes,
 with as many processes as ptrlint uses. Medians of ``--repeats`` rounds; peak RSS of the
 largest process of each tool (GNU time), and for ptrlint the peak of all its processes together
-(the planner and its workers, sampled from /proc). Writes ``benchmarks/results/lint_speed.{json,md}``.
+(the planner and its workers, sampled from /proc). ptrlint's modules are compiled to bytecode
+first, as ``pip install`` does. Writes ``benchmarks/results/lint_speed.{json,md}``.
 
     python benchmarks/lint_speed.py [--tree torch --tree sglang ...] [--repeats 3]
 """
@@ -246,6 +247,17 @@ def _findings(stdout: str) -> int:
     return 0
 
 
+def compile_bytecode(checkouts: list[Path]) -> None:
+    """Compile ptrlint's modules (this one's and the baseline's) as ``pip install`` does, so that no
+    round pays for compiling them: with PYTHONDONTWRITEBYTECODE set, or an editable install that
+    has not run yet, every run would compile every module it imports again (0.1-0.2 s)."""
+    spec = importlib.util.find_spec("ptrlint")
+    folders = [Path(spec.origin).parent] if spec is not None and spec.origin else []
+    folders += [c / "ptrlint" for c in checkouts]
+    for folder in folders:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder)], check=True, capture_output=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", choices=("torch", "sglang", "flashinfer"))
@@ -272,6 +284,7 @@ def main() -> int:
                        check=True, capture_output=True)
         code = f"import sys; sys.path.insert(0, {str(worktree)!r}); from ptrlint.cli import main; sys.exit(main())"
         tools["baseline"] = [sys.executable, "-P", "-c", code, "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
+    compile_bytecode([worktree] if worktree is not None else [])
     trees: list[tuple[str, Path]] = []
     for name in args.tree or ["torch", "sglang", "flashinfer"]:
         trees.append((name, torch_tree() if name == "torch" else wheel_tree(name)))

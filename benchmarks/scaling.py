@@ -10,7 +10,8 @@ the same import structure as on the real trees).
 
 Each size is timed in alternating rounds: ``ruff check --no-cache --isolated`` (default rules),
 ptrlint cold (``--no-cache``), ptrlint warm (cache filled) and ptrlint cold without the index.
-Medians of ``--repeats`` rounds. Writes ``benchmarks/results/scaling.{json,md,png}`` (the plot
+Medians of ``--repeats`` rounds; ptrlint's modules are compiled to bytecode first, as ``pip
+install`` does. Writes ``benchmarks/results/scaling.{json,md,png}`` (the plot
 needs matplotlib: ``pip install '.[bench]'``).
 
     python benchmarks/scaling.py [--sizes 1000,5000,20000] [--repeats 1]
@@ -31,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lint_speed import RESULTS, find_tool, peak_rss, timed, torch_tree, wheel_tree  # noqa: E402
+from lint_speed import RESULTS, compile_bytecode, find_tool, peak_rss, timed, torch_tree, wheel_tree  # noqa: E402
 
 
 def pool() -> list[tuple[Path, Path]]:
@@ -65,6 +66,7 @@ def main() -> int:
     args = parser.parse_args()
     ruff = find_tool("ruff", args.ruff)
     ptrlint = [sys.executable, "-P", "-m", "ptrlint", "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
+    compile_bytecode([])
     files = pool()
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
