@@ -145,9 +145,6 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
                 candidate=linted and site and not evidence, light=not evidence, size=len(text))
     task.modules(), task.light_summary()  # what the planner needs of the text, derived here (in a worker)
-    if task.candidate:  # which names of its imports it spells, asked in every index round
-        for local in task.bindings():
-            task.attribute_uses(local)
     record = record_of(task, evidence, site) if settings.cache_dir else None
     if not keep_text:
         task.text, task.has_text = "", False
