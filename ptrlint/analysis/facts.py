@@ -13,7 +13,7 @@ the tree again.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Sequence
+from typing import Callable, Dict, Sequence, TypeVar
 
 from . import expressions as E
 from . import statements as S
@@ -48,10 +48,7 @@ class FactCollector:
 
     def _walk(self, node: ast.AST) -> None:
         cls = node.__class__
-        plan = _PLANS.get(cls)
-        if plan is None:
-            plan = _PLANS[cls] = _plan(cls)
-        pre, order, fields, post, is_def = plan
+        pre, order, fields, post, is_def = _PLANS[cls]
         if is_def and node.decorator_list and is_device_function(node):  # type: ignore[attr-defined]
             self.m.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/device.py)
             return
@@ -70,11 +67,11 @@ class FactCollector:
                         kind = item.__class__
                         if kind is ast.Name:
                             m.node_scope[id(item)] = m.scope  # the commonest leaf, inlined
-                        elif _WALKED.get(kind) or (kind not in _WALKED and _walked(kind)):
+                        elif _WALKED[kind]:
                             walk(item)
                 elif kind is ast.Name:
                     m.node_scope[id(value)] = m.scope
-                elif _WALKED.get(kind) or (kind not in _WALKED and _walked(kind)):
+                elif _WALKED[kind]:
                     walk(value)
         if post is not None:
             post(self, node)
@@ -108,10 +105,24 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return tuple(f for f in fields if f not in _NOT_CHILDREN)
 
 
-# class -> (pre, order, child fields, post, whether it is a function definition): one lookup per node
+_V = TypeVar("_V")
+
+
+class _ByClass(Dict[type, _V]):
+    """A table by node class, each entry derived on its first lookup (one subscript per node)."""
+
+    def __init__(self, derive: Callable[[type], _V]) -> None:
+        super().__init__()
+        self.derive = derive
+
+    def __missing__(self, cls: type) -> _V:
+        value = self[cls] = self.derive(cls)
+        return value
+
+
+# class -> (pre, order, child fields, post, whether it is a function definition)
 _Plan = tuple[Callable[[FactCollector, ast.AST], None] | None, Callable[[ast.AST], Sequence[ast.AST]] | None,
               tuple[str, ...], Callable[[FactCollector, ast.AST], None] | None, bool]
-_PLANS: dict[type, _Plan] = {}
 
 
 def _plan(cls: type) -> _Plan:
@@ -122,17 +133,18 @@ def _plan(cls: type) -> _Plan:
             cls is ast.FunctionDef or cls is ast.AsyncFunctionDef)
 
 
-# class -> whether a child of that class is walked: a node with a handler or children of its own.
-# Constants, operators (`ast.Add`), `pass` and the like are leaves without handlers: skipped
-# without a call; what is not a node (None in a list, a string) is never walked.
-_WALKED: dict[type, bool] = {}
-
-
 def _walked(kind: type) -> bool:
-    walked = issubclass(kind, ast.AST) and bool(
-        _PRE.get(kind) or _POST.get(kind) or _ORDER.get(kind) or _child_fields(kind))
-    _WALKED[kind] = walked
-    return walked
+    """Whether a child of this class is walked: a node with a handler or children of its own.
+    Constants, operators (`ast.Add`), `pass` and the like are leaves without handlers: skipped
+    without a call; what is not a node (None in a list, a string) is never walked."""
+    if not issubclass(kind, ast.AST):
+        return False
+    pre, order, fields, post, _is_def = _PLANS[kind]
+    return bool(pre or order or fields or post)
+
+
+_PLANS: _ByClass[_Plan] = _ByClass(_plan)
+_WALKED: _ByClass[bool] = _ByClass(_walked)
 
 
 def _decorated_children(node: ast.AST) -> list[ast.AST]:
