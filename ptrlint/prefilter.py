@@ -6,10 +6,16 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-from .addresses import PREFILTER_TOKENS
+from .addresses import ADDRESS_ATTRIBUTES, PREFILTER_TOKENS
 from .config import DEFAULT_POINTER_NAMES, Config
 from .lexer import ProseMap
-from .names import CAST_METHODS, SITE_WORDS, prefilter_regex
+from .names import (
+    CAST_METHODS,
+    POINTER_WORDS_REGEX,
+    SITE_WORDS,
+    NamePatterns,
+    prefilter_regex,
+)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WINDOW = 16  # characters of context around a literal; the longest pointer word is 11 (`_addresses_`)
@@ -84,14 +90,93 @@ def _is_word_char(char: str) -> bool:
     return char == "_" or char.isalnum()
 
 
+class _Evidence:
+    """What counts as evidence, and where: the regex's matches (pointer words and the address
+    catalogue's source words), the configured pointer-name patterns that are not the default, and
+    the name patterns that decide whether a word stands where a name can be evidence."""
+
+    def __init__(self, config: Config) -> None:
+        extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
+        self.regex = prefilter_regex(extra)
+        self.custom = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
+        # every match of the regex contains one of these (lower-case) substrings
+        self.literals = _innermost(("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra))
+        self.sources = tuple(dict.fromkeys(("ctypes", "array_interface", *PREFILTER_TOKENS, *extra)))
+        self.names = NamePatterns(config.pointer_names, config.lookalike_names)
+
+    def at(self, lowered: str, start: int) -> bool:
+        """Whether the match at ``start`` can be evidence where it stands.
+
+        A source word (``ctypes``, the array interfaces, the address catalogue, a configured pointer
+        function) is evidence anywhere in code, an address attribute (``.ptr``, ``.buffer_ptrs``)
+        wherever it is read. A pointer *word* is evidence only
+        as a name the analysis reads as one (analysis/names.py and its callers): a table name
+        (``src_ptrs``, ``addr_list``: a creation's data) wherever it stands; any other pointer name
+        only where it names a creation or a getter: called (``get_addr(``, not ``def get_addr(``),
+        assigned (``x_ptr =``, ``x_ptr :=``, a keyword ``x_ptr=``), a field (``x_ptr: int``) or a
+        key (``{"x_ptr": ...}``, ``d["x_ptr"] = ...``). Elsewhere (``return x_ptr``,
+        ``f(a, x_ptr)``, ``x_ptr.shape``, ``torch.addr``, ``import x_ptr``, ``f"{x_ptr}"``,
+        ``'addr'``) it names nothing a creation could be read through: a value read through a
+        singular name has no evidence of its own, and one imported from another module reaches
+        this one through the project index (a candidate's imports). A look-alike (``indptr``,
+        ``num_ptrs``, ``master_addr``) is never a pointer name."""
+        if POINTER_WORDS_REGEX.match(lowered, start) is None:
+            return True  # a source word of the catalogue
+        begin, end = start, start
+        while begin > 0 and _is_word_char(lowered[begin - 1]):
+            begin -= 1
+        while end < len(lowered) and _is_word_char(lowered[end]):
+            end += 1
+        word = lowered[begin:end]
+        if any(s in word for s in self.sources):
+            return True  # a catalogue name (`cuMemAlloc`, `nvshmem_ptr`), a configured pointer function
+        if word in _SOURCE_ATTRIBUTES and _attribute(lowered, begin):
+            return True  # cupy's `mem.ptr`, symmetric-memory handles (`h.multicast_ptr`)
+        if not self.names.is_pointer_name(word):
+            return False
+        return self.names.is_table_name(word) or _names_something(lowered, begin, end)
+
+
+_SOURCE_ATTRIBUTES = frozenset({"ptr", *ADDRESS_ATTRIBUTES})
+_SPACE = " \t\f\r\n\\"
+_QUOTES = "'\""
+
+
+def _attribute(lowered: str, begin: int) -> bool:
+    """The word at ``begin`` follows a ``.``: an attribute."""
+    before = begin
+    while before > 0 and lowered[before - 1] in _SPACE:
+        before -= 1
+    return before > 0 and lowered[before - 1] == "."
+
+
+def _names_something(lowered: str, begin: int, end: int) -> bool:
+    """The word at ``lowered[begin:end]`` is called, bound, a field or a key (see :meth:`_Evidence.at`)."""
+    before = begin
+    while before > 0 and lowered[before - 1] in _SPACE:
+        before -= 1
+    for keyword in ("def", "class"):  # a definition's name: its calls and its fields are evidence, not it
+        start = before - len(keyword)
+        if lowered.startswith(keyword, start) and before < begin and (start == 0 or not _is_word_char(lowered[start - 1])):
+            return False
+    after = end
+    while after < len(lowered) and lowered[after] in _SPACE:
+        after += 1
+    quoted = after < len(lowered) and lowered[after] in _QUOTES
+    if quoted:  # the end of a string: a key (`{"x_ptr": ...}`, `d["x_ptr"] = ...`)?
+        after += 1
+        while after < len(lowered) and lowered[after] in _SPACE:
+            after += 1
+    follows = lowered[after:after + 2]
+    if quoted:
+        return follows[:1] in (":", "]")
+    # a call, an annotation or a field, a target or a keyword (`==` compares), or, unsure, a comment
+    return follows[:1] in ("(", ":", "#") or (follows[:1] == "=" and follows != "==")
+
+
 @lru_cache(maxsize=8)
-def _prefilter_parts(config: Config) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], tuple[str, ...], _Sites]:
-    extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
-    custom_names = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
-    # every match of the regex contains one of these (lower-case) substrings
-    literals = _innermost(("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra))
-    sites = _Sites(_factory_words(config))
-    return prefilter_regex(extra), custom_names, literals, sites
+def _prefilter_parts(config: Config) -> tuple[_Evidence, _Sites]:
+    return _Evidence(config), _Sites(_factory_words(config))
 
 
 def _innermost(literals: tuple[str, ...]) -> tuple[str, ...]:
@@ -121,13 +206,14 @@ def prefilter(text: str, config: Config) -> bool:
     we search for); name evidence needs a name matching ``pointer-names``. Every name the default
     patterns match holds ``ptr(s)``, ``pointer(s)``, ``addr(s)``, ``address(es)`` or one of their
     abbreviations as a ``_``-separated word, which the search covers case-insensitively
-    (``data_ptr`` and pointer-named getters too); configured patterns are tested against every
-    identifier in the file. Sites: see ``names.site_regex``
+    (``data_ptr`` and pointer-named getters too), and counts where it stands as a name the analysis
+    reads (called, assigned, a field or key, a table name; see :meth:`_Evidence.at`); configured
+    patterns are tested against every identifier in the file. Sites: see ``names.site_regex``
     (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
     """
-    regex, custom, literals, sites = _prefilter_parts(config)
+    evidence, sites = _prefilter_parts(config)
     prose = _Prose(text)
-    return _has_evidence(text, regex, custom, literals, prose) and _has_site(text, sites, prose)
+    return _has_evidence(text, evidence, prose) and _has_site(text, sites, prose)
 
 
 def has_evidence(text: str, config: Config) -> bool:
@@ -146,9 +232,9 @@ def has_site(text: str, config: Config) -> bool:
 
 def evidence_and_site(text: str, config: Config, evidence: bool = True, site: bool = True) -> tuple[bool, bool]:
     """Both answers (each only when asked), with one scan for the text's comments and strings."""
-    regex, custom, literals, sites = _prefilter_parts(config)
+    parts, sites = _prefilter_parts(config)
     prose = _Prose(text)
-    found_evidence = evidence and _has_evidence(text, regex, custom, literals, prose)
+    found_evidence = evidence and _has_evidence(text, parts, prose)
     return found_evidence, site and _has_site(text, sites, prose)
 
 
@@ -174,17 +260,16 @@ class _Prose:
         return self._lowered_map
 
 
-def _has_evidence(text: str, regex: re.Pattern[str], custom: tuple[re.Pattern[str], ...], literals: tuple[str, ...],
-                  prose: _Prose) -> bool:
+def _has_evidence(text: str, evidence: _Evidence, prose: _Prose) -> bool:
     lowered = prose.lowered
-    for token in literals:  # a match counts only in code; the scan stops at the first such match
-        for start in _confirmed(lowered, regex, token):
-            if not prose.of_lowered().is_prose(start):
+    for token in evidence.literals:  # a match counts only in code; the scan stops at the first such match
+        for start in _confirmed(lowered, evidence.regex, token):
+            if evidence.at(lowered, start) and not prose.of_lowered().is_prose(start):
                 return True
-    if custom:
+    if evidence.custom:
         for ident in set(_IDENT.findall(text)):
             bare = ident.strip("_")
-            if any(p.fullmatch(bare) for p in custom):
+            if any(p.fullmatch(bare) for p in evidence.custom):
                 return True
     return False
 

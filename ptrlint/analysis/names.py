@@ -1,60 +1,15 @@
-"""Name evidence and the analysis options derived from the configuration."""
+"""The analysis options derived from the configuration (name evidence: :class:`ptrlint.names.NamePatterns`)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+
+from ..names import NamePatterns
 
 if TYPE_CHECKING:
     from ..config import Config
-
-
-# The `_`-separated words that say "address" (abbreviations included) and "a table of them".
-POINTER_WORDS = frozenset({"ptr", "pointer", "addr", "address", "raddr", "laddr", "daddr", "haddr", "vaddr", "paddr",
-                           "dptr", "hptr", "devptr"})
-PLURAL_POINTER_WORDS = frozenset({"ptrs", "pointers", "addrs", "addresses", "raddrs", "laddrs", "daddrs", "haddrs",
-                                  "vaddrs", "paddrs", "dptrs", "hptrs", "devptrs"})
-NOT_GETTER_WORDS = frozenset({"from", "to", "for", "by", "at", "of", "as", "into", "with", "is", "has", "set", "free",
-                              "release", "register", "unregister", "check", "validate", "map", "unmap", "print",
-                              "dump", "format", "parse", "read", "write", "load", "store", "copy", "make", "wrap"})
-COLLECTION_WORDS = frozenset({"list", "lists", "table", "tables", "array", "arr", "arrays", "buf", "buffer", "buffers",
-                              "tensor", "tensors", "vec", "vector", "staging", "map", "set"})
-
-
-class NamePatterns:
-    """Name evidence: configured pointer-name and look-alike patterns (full match, case-insensitive)."""
-
-    def __init__(self, pointer: Sequence[str], lookalike: Sequence[str]) -> None:
-        self.pointer = [re.compile(p, re.IGNORECASE) for p in pointer]
-        self.lookalike = [re.compile(p, re.IGNORECASE) for p in lookalike]
-
-    def is_pointer_name(self, name: str) -> bool:
-        bare = name.strip("_")
-        if not bare or not any(p.fullmatch(bare) for p in self.pointer):
-            return False
-        return not any(p.fullmatch(bare) for p in self.lookalike)
-
-    @staticmethod
-    def is_table_name(name: str) -> bool:
-        """``src_ptrs``, ``peer_addresses``, ``_pending_ptr_list``: many addresses, not one (``weight_ptr``)."""
-        words = [w for w in name.lower().split("_") if w]
-        for i, word in enumerate(words):
-            if word in PLURAL_POINTER_WORDS:
-                return True
-            if word in POINTER_WORDS and i + 1 < len(words) and words[i + 1] in COLLECTION_WORDS:
-                return True
-        return False
-
-    def is_getter_name(self, name: str) -> bool:
-        """A callee whose name ends in a pointer word returns addresses (``get_remote_addr``,
-        ``device_buffer_ptr``), unless the name says it takes one (``tensor_from_pointer``), tests
-        one (``is_valid_ptr``) or acts on one (``free_ptr``)."""
-        words = [w for w in name.lower().split("_") if w]
-        if not words or (words[-1] not in POINTER_WORDS and words[-1] not in PLURAL_POINTER_WORDS):
-            return False
-        return not NOT_GETTER_WORDS.intersection(words) and name != "data_ptr" and self.is_pointer_name(name)
 
 
 @dataclass

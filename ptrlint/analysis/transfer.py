@@ -13,7 +13,7 @@ from ..addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_M
 from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
 from .address_apis import AddressAPIs
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
-from .names import NamePatterns
+from ..names import NamePatterns
 from .syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 
 if TYPE_CHECKING:

@@ -98,15 +98,16 @@ def test_prefilter_keeps_every_evidence_kind(source):
 
 
 def _whole_text_evidence(text: str, config: Config) -> bool:
-    """The definition the windowed search must equal: the regex over the whole lowered text."""
+    """The definition the windowed search must equal: the regex over the whole lowered text, each
+    match where it stands as evidence."""
     from ptrlint.prefilter import _prefilter_parts
 
-    regex, custom, _literals, _sites = _prefilter_parts(config)
+    evidence, _sites = _prefilter_parts(config)
     lowered = text.lower()
     prose = ProseMap(lowered)
-    if any(not prose.is_prose(m.start()) for m in regex.finditer(lowered)):
+    if any(not prose.is_prose(m.start()) and evidence.at(lowered, m.start()) for m in evidence.regex.finditer(lowered)):
         return True
-    return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in custom)
+    return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in evidence.custom)
 
 
 EDGE_TEXTS = [
@@ -166,3 +167,53 @@ def test_site_search_equals_the_site_regex(factories):
         expected = any(not prose.is_prose(m.start()) for m in definition.finditer(text))
         assert sites.search(text, _Prose(text)) == expected, text[:200]
     assert any(sites.search(t, _Prose(t)) for t in texts) and not all(sites.search(t, _Prose(t)) for t in texts)
+
+
+# A pointer word counts as evidence only where the analysis can read a name as evidence: a creation's
+# target, key or field, a called getter, a table name anywhere (analysis/names.py and its callers).
+WORDS_THAT_NAME_NOTHING = [
+    "import torch\ndef sample_inputs_addr(x):\n    return torch.tensor(x, dtype=torch.int64)\n",  # a definition
+    "import torch\nclass Addr:\n    pass\nt = torch.tensor(ids, dtype=torch.int64)\n",
+    "import torch\nt = torch.tensor(ids, dtype=torch.int64)\nop = torch.addr\n",  # an attribute read
+    "import torch\nops = ['addr', 'mm']\nt = torch.tensor(ids, dtype=torch.int64)\n",  # a string, not a key
+    "import torch\nfrom m import x_ptr\nt = torch.tensor([x_ptr], dtype=torch.int64)\n",  # an import, a value
+    "import torch\ndef f(x_ptr):\n    return torch.tensor([x_ptr, x_ptr + 8], dtype=torch.int64)\n",
+    "import torch\nt = torch.tensor(ids, dtype=torch.int64)\nprint(f'{base_addr}')\n",
+    "import torch\ndef f(a, x_ptr):\n    t = torch.tensor(a, dtype=torch.int64)\n    return x_ptr.shape, t\n",
+    "import torch\nt = torch.zeros(4, dtype=torch.int64)\ng(t, kw=sample_addr)\n",
+    "import torch\nt = torch.zeros(4, dtype=torch.int64)\nif a == x_ptr and b:\n    pass\n",
+    "import torch\nmaster_addr = torch.zeros(4, dtype=torch.int64)\n",  # a look-alike
+]
+WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
+    "import torch\nx_ptr = torch.zeros(4, dtype=torch.int64)\n",
+    "import torch\nx_ptr: torch.Tensor = torch.zeros(4, dtype=torch.int64)\n",
+    "import torch\nif (x_ptr := torch.zeros(4, dtype=torch.int64)) is not None:\n    pass\n",
+    "import torch\nclass A:\n    def __init__(self):\n        self.x_ptr = torch.zeros(4, dtype=torch.int64)\n",
+    "import torch\nt = torch.tensor([get_addr(b) for b in bs], dtype=torch.int64)\n",
+    "import torch\nt = torch.tensor([get_addr (b) for b in bs], dtype=torch.int64)\n",
+    "import torch\nd = {'src_ptr': torch.zeros(4, dtype=torch.int64)}\n",
+    "import torch\nd = {}\nd['src_ptr'] = torch.zeros(4, dtype=torch.int64)\n",
+    "import torch\nf(src_ptr=torch.zeros(4, dtype=torch.int64))\n",
+    "import torch\nf(src_ptr = torch.zeros(4, dtype=torch.int64))\n",
+    ("import torch\nfrom dataclasses import dataclass\n@dataclass\nclass B:\n    src_ptr: torch.Tensor\n"
+     "b = B(torch.zeros(4, dtype=torch.int64))\n"),
+    "import torch\nt = torch.tensor(src_ptrs, dtype=torch.int64)\n",  # a table name, anywhere
+    "import torch\nimport cupy\nt = torch.tensor([m.ptr for m in mems], dtype=torch.int64)\n",  # an address attribute
+    "import torch\nt = torch.tensor([h.multicast_ptr], dtype=torch.int64)\n",
+]
+
+
+@pytest.mark.parametrize("source", WORDS_THAT_NAME_NOTHING)
+def test_a_pointer_word_that_names_nothing_is_no_evidence(source):
+    from ptrlint.prefilter import has_evidence
+
+    assert not has_evidence(source, Config())
+    assert _findings(source, False) == []  # the analysis agrees: nothing to find
+
+
+@pytest.mark.parametrize("source", WORDS_THAT_NAME_A_CREATION_OR_A_GETTER)
+def test_a_pointer_word_that_names_a_creation_or_a_getter_is_evidence(source):
+    from ptrlint.prefilter import has_evidence
+
+    assert has_evidence(source, Config())
+    assert _findings(source, True) == _findings(source, False)
