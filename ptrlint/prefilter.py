@@ -170,8 +170,29 @@ def _names_something(lowered: str, begin: int, end: int) -> bool:
     follows = lowered[after:after + 2]
     if quoted:
         return follows[:1] in (":", "]")
-    # a call, an annotation or a field, a target or a keyword (`==` compares), or, unsure, a comment
-    return follows[:1] in ("(", ":", "#") or (follows[:1] == "=" and follows != "==")
+    if follows[:1] in ("(", "#"):
+        return True  # a call (a getter), or, unsure, a comment inside brackets
+    if follows == ":=":
+        return True  # a walrus target
+    if follows[:1] == ":":  # an annotated target or a field, not a parameter's annotation, a key or a slice
+        return _starts_statement(lowered, begin)
+    if follows[:1] == "=" and follows != "==":  # a target or a keyword, unless what it binds is a constant
+        return _CONSTANT.match(lowered, after + 1) is None
+    return False
+
+
+# `= None`, `= 0`, `= "x"` up to the end of the value: no creation to name (`= None if a else b` is more)
+_CONSTANT = re.compile(r"""[ \t]*(?:none|true|false|-?[0-9][0-9a-z_.]*|'[^'\\\n]*'|"[^"\\\n]*")[ \t]*(?:[,)\n;#]|$)""")
+
+
+def _starts_statement(lowered: str, begin: int) -> bool:
+    """The name (``x_ptr``, ``self.x_ptr``) at ``begin`` is the first thing of its statement."""
+    before = begin
+    while before > 0 and (_is_word_char(lowered[before - 1]) or lowered[before - 1] == "."):
+        before -= 1  # the object the name is an attribute of
+    while before > 0 and lowered[before - 1] in " \t":
+        before -= 1  # the indentation
+    return before == 0 or lowered[before - 1] in "\n;:"
 
 
 @lru_cache(maxsize=8)

@@ -183,10 +183,16 @@ WORDS_THAT_NAME_NOTHING = [
     "import torch\nt = torch.zeros(4, dtype=torch.int64)\ng(t, kw=sample_addr)\n",
     "import torch\nt = torch.zeros(4, dtype=torch.int64)\nif a == x_ptr and b:\n    pass\n",
     "import torch\nmaster_addr = torch.zeros(4, dtype=torch.int64)\n",  # a look-alike
+    "import torch\nx_ptr = None\nt = torch.zeros(4, dtype=torch.int64)\nf(t, use_block_ptr=False)\n",  # constants
+    "import torch\nt = torch.zeros(4, dtype=torch.int64)\nif self.x_ptr:\n    pass\n",  # a condition
+    "import torch\ndef f(t, x_ptr: int):\n    return torch.zeros(4, dtype=torch.int64)\n",  # a parameter's type
+    "import torch\nt = torch.zeros(4, dtype=torch.int64)\nd = {x_ptr: 1, 'a': s[x_ptr:]}\n",  # a key's value, a slice
 ]
 WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
     "import torch\nx_ptr = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nx_ptr: torch.Tensor = torch.zeros(4, dtype=torch.int64)\n",
+    "import torch\nx_ptr = None if a else torch.zeros(4, dtype=torch.int64)\n",
+    "import torch\nclass A:\n    def __init__(self):\n        self.x_ptr: torch.Tensor = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nif (x_ptr := torch.zeros(4, dtype=torch.int64)) is not None:\n    pass\n",
     "import torch\nclass A:\n    def __init__(self):\n        self.x_ptr = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nt = torch.tensor([get_addr(b) for b in bs], dtype=torch.int64)\n",
