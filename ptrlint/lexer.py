@@ -38,6 +38,8 @@ class ProseMap:
         self._lexemes = _LEXEME.finditer(text)
         self._starts: list[int] = []  # prose spans so far, in order
         self._ends: list[int] = []
+        self._string_starts: list[int] = []  # spans of the other strings but f-strings, in order
+        self._string_ends: list[int] = []
         self._scanned = 0  # the text before this offset is classified
         self._unsure = len(text) + 1  # from here on, everything counts as code
 
@@ -49,6 +51,16 @@ class ProseMap:
             return False
         at = bisect.bisect_right(self._starts, offset) - 1
         return at >= 0 and offset < self._ends[at]
+
+    def string_end(self, offset: int) -> int | None:
+        """Where the string literal that holds ``offset`` ends (after its closing quote), for a string
+        that is not prose and no f-string (whose replacement fields are code); None elsewhere."""
+        while self._scanned <= offset and self._unsure > len(self._text):
+            self._advance()
+        if offset >= self._unsure:
+            return None
+        at = bisect.bisect_right(self._string_starts, offset) - 1
+        return self._string_ends[at] if at >= 0 and offset < self._string_ends[at] else None
 
     def _advance(self) -> None:
         match = next(self._lexemes, None)
@@ -76,6 +88,9 @@ class ProseMap:
         if body is not None and "\n" in body:
             self._starts.append(match.start())
             self._ends.append(match.end())
+        else:
+            self._string_starts.append(match.start())
+            self._string_ends.append(match.end())
 
 
 def _fields_closed(literal: str) -> bool:

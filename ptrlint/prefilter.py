@@ -137,6 +137,25 @@ class _Evidence:
         return self.names.is_table_name(word) or _names_something(lowered, begin, end)
 
 
+    def key_at(self, lowered: str, start: int, end: int) -> bool:
+        """Whether the match at ``start``, inside a string literal that ends at ``end``, is a key that
+        names a creation (``{"x_ptr": ...}``, ``d["x_ptr"] = ...``): a string is no name and no call
+        (``hasattr(a, "__cuda_array_interface__")``, ``"torch.addr"``, ``'ctypes'``), and a key is
+        evidence only as a whole pointer name."""
+        begin = start
+        while begin > 0 and _is_word_char(lowered[begin - 1]):
+            begin -= 1
+        word_end = start
+        while word_end < len(lowered) and _is_word_char(lowered[word_end]):
+            word_end += 1
+        if lowered[begin - 1:begin] not in _QUOTES or lowered[word_end:end].strip(_QUOTES):
+            return False  # not the whole string
+        after = end
+        while after < len(lowered) and lowered[after] in _SPACE:
+            after += 1
+        return lowered[after:after + 1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
+
+
 _SOURCE_ATTRIBUTES = frozenset({"ptr", *ADDRESS_ATTRIBUTES})
 _SPACE = " \t\f\r\n\\"
 _QUOTES = "'\""
@@ -164,7 +183,8 @@ def _names_something(lowered: str, begin: int, end: int) -> bool:
         after += 1
     quoted = after < len(lowered) and lowered[after] in _QUOTES
     if quoted:  # the end of a string: a key (`{"x_ptr": ...}`, `d["x_ptr"] = ...`)?
-        after += 1
+        quote = lowered[after]
+        after += 3 if lowered.startswith(quote * 3, after) else 1
         while after < len(lowered) and lowered[after] in _SPACE:
             after += 1
     follows = lowered[after:after + 2]
@@ -286,7 +306,9 @@ def _has_evidence(text: str, evidence: _Evidence, prose: _Prose) -> bool:
     for token in evidence.literals:  # a match counts only in code; the scan stops at the first such match
         for start in _confirmed(lowered, evidence.regex, token):
             if evidence.at(lowered, start) and not prose.of_lowered().is_prose(start):
-                return True
+                end = prose.of_lowered().string_end(start)
+                if end is None or evidence.key_at(lowered, start, end):
+                    return True
     if evidence.custom:
         for ident in set(_IDENT.findall(text)):
             bare = ident.strip("_")

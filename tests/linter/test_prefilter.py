@@ -105,8 +105,12 @@ def _whole_text_evidence(text: str, config: Config) -> bool:
     evidence, _sites = _prefilter_parts(config)
     lowered = text.lower()
     prose = ProseMap(lowered)
-    if any(not prose.is_prose(m.start()) and evidence.at(lowered, m.start()) for m in evidence.regex.finditer(lowered)):
-        return True
+    for match in evidence.regex.finditer(lowered):
+        at = match.start()
+        if not prose.is_prose(at) and evidence.at(lowered, at):
+            end = prose.string_end(at)
+            if end is None or evidence.key_at(lowered, at, end):
+                return True
     return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in evidence.custom)
 
 
@@ -187,6 +191,8 @@ WORDS_THAT_NAME_NOTHING = [
     "import torch\nt = torch.zeros(4, dtype=torch.int64)\nif self.x_ptr:\n    pass\n",  # a condition
     "import torch\ndef f(t, x_ptr: int):\n    return torch.zeros(4, dtype=torch.int64)\n",  # a parameter's type
     "import torch\nt = torch.zeros(4, dtype=torch.int64)\nd = {x_ptr: 1, 'a': s[x_ptr:]}\n",  # a key's value, a slice
+    "import torch\nt = torch.zeros(4, dtype=torch.int64)\nok = hasattr(t, '__cuda_array_interface__')\n",  # strings
+    "import torch\nt = torch.tensor(ids, dtype=torch.int64)\ncode = 'x.data_ptr()'\nd = {'ptrs ': t, 'a': 'a_ptr'}\n",
 ]
 WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
     "import torch\nx_ptr = torch.zeros(4, dtype=torch.int64)\n",
@@ -198,6 +204,8 @@ WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
     "import torch\nt = torch.tensor([get_addr(b) for b in bs], dtype=torch.int64)\n",
     "import torch\nt = torch.tensor([get_addr (b) for b in bs], dtype=torch.int64)\n",
     "import torch\nd = {'src_ptr': torch.zeros(4, dtype=torch.int64)}\n",
+    'import torch\nd = {"""src_ptr""" : torch.zeros(4, dtype=torch.int64)}\n',
+    "import torch\nt = torch.tensor([f'{x.data_ptr()}'], dtype=torch.int64)\n",  # an f-string's fields are code
     "import torch\nd = {}\nd['src_ptr'] = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nf(src_ptr=torch.zeros(4, dtype=torch.int64))\n",
     "import torch\nf(src_ptr = torch.zeros(4, dtype=torch.int64))\n",
