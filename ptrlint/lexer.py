@@ -122,5 +122,7 @@ _BRACE = re.compile(r"[{}]")
 
 def _is_fstring(text: str, quote: int) -> bool:
     """Whether the string opening at ``quote`` has an ``f`` prefix (``f``, ``rf``, ``fr``, any case)."""
-    before = text[max(0, quote - 2):quote].lower()
-    return before[-1:] == "f" or before in ("fr", "fb")
+    last = text[quote - 1:quote] if quote else ""
+    if last in ("f", "F"):
+        return True
+    return last in ("r", "R", "b", "B") and quote >= 2 and text[quote - 2] in ("f", "F")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from enum import Enum
 from functools import lru_cache
 from typing import Iterator
 
@@ -90,6 +91,16 @@ def _is_word_char(char: str) -> bool:
     return char == "_" or char.isalnum()
 
 
+class _Kind(Enum):
+    """Where a word that holds a pointer word is evidence."""
+
+    ANYWHERE = 1  # a source word, a table name
+    ATTRIBUTE = 2  # an address attribute named like a pointer: where it is read, or as a pointer name
+    READ = 3  # an address attribute that the configured patterns do not call a pointer name
+    PLACE = 4  # a pointer name: where it is called, bound, a field or a key
+    NOWHERE = 5  # no pointer name (a look-alike, `ptrlint`)
+
+
 class _Evidence:
     """What counts as evidence, and where: the regex's matches (pointer words and the address
     catalogue's source words), the configured pointer-name patterns that are not the default, and
@@ -103,6 +114,7 @@ class _Evidence:
         self.literals = _innermost(("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra))
         self.sources = tuple(dict.fromkeys(("ctypes", "array_interface", *PREFILTER_TOKENS, *extra)))
         self.names = NamePatterns(config.pointer_names, config.lookalike_names)
+        self._kinds: dict[str, _Kind] = {}  # each word's kind, asked once per process
 
     def at(self, lowered: str, start: int) -> bool:
         """Whether the match at ``start`` can be evidence where it stands.
@@ -122,20 +134,31 @@ class _Evidence:
         ``num_ptrs``, ``master_addr``) is never a pointer name."""
         if POINTER_WORDS_REGEX.match(lowered, start) is None:
             return True  # a source word of the catalogue
-        begin, end = start, start
+        begin = start
         while begin > 0 and _is_word_char(lowered[begin - 1]):
             begin -= 1
-        while end < len(lowered) and _is_word_char(lowered[end]):
-            end += 1
+        end = _WORD_REST.match(lowered, start).end()  # type: ignore[union-attr]  # `\w*` always matches
         word = lowered[begin:end]
-        if any(s in word for s in self.sources):
-            return True  # a catalogue name (`cuMemAlloc`, `nvshmem_ptr`), a configured pointer function
-        if word in _SOURCE_ATTRIBUTES and _attribute(lowered, begin):
-            return True  # cupy's `mem.ptr`, symmetric-memory handles (`h.multicast_ptr`)
-        if not self.names.is_pointer_name(word):
-            return False
-        return self.names.is_table_name(word) or _names_something(lowered, begin, end)
+        kind = self._kinds.get(word)
+        if kind is None:
+            kind = self._kinds[word] = self._kind(word)
+        if kind is _Kind.PLACE:
+            return _names_something(lowered, begin, end)
+        if kind is _Kind.ATTRIBUTE:  # cupy's `mem.ptr`, symmetric-memory handles (`h.multicast_ptr`)
+            return _attribute(lowered, begin) or _names_something(lowered, begin, end)
+        if kind is _Kind.READ:
+            return _attribute(lowered, begin)
+        return kind is _Kind.ANYWHERE
 
+    def _kind(self, word: str) -> "_Kind":
+        if any(s in word for s in self.sources):
+            return _Kind.ANYWHERE  # a catalogue name (`cuMemAlloc`, `nvshmem_ptr`), a configured pointer function
+        pointer = self.names.is_pointer_name(word)
+        if pointer and self.names.is_table_name(word):
+            return _Kind.ANYWHERE
+        if word in _SOURCE_ATTRIBUTES:
+            return _Kind.ATTRIBUTE if pointer else _Kind.READ
+        return _Kind.PLACE if pointer else _Kind.NOWHERE
 
     def key_at(self, lowered: str, start: int, end: int) -> bool:
         """Whether the match at ``start``, inside a string literal that ends at ``end``, is a key that
@@ -156,6 +179,7 @@ class _Evidence:
         return lowered[after:after + 1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
 
 
+_WORD_REST = re.compile(r"\w*")
 _SOURCE_ATTRIBUTES = frozenset({"ptr", *ADDRESS_ATTRIBUTES})
 _SPACE = " \t\f\r\n\\"
 _QUOTES = "'\""
