@@ -8,8 +8,8 @@ Everything here is keyed by *qualified* names as the scope model (analysis/scope
 from __future__ import annotations
 
 import re
-from enum import Enum
 from collections.abc import Sequence
+from enum import Enum
 
 from .addresses import PREFILTER_TOKENS
 

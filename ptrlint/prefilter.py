@@ -134,10 +134,7 @@ class _Evidence:
         ``num_ptrs``, ``master_addr``) is never a pointer name."""
         if POINTER_WORDS_REGEX.match(lowered, start) is None:
             return True  # a source word of the catalogue
-        begin = start
-        while begin > 0 and _is_word_char(lowered[begin - 1]):
-            begin -= 1
-        end = _WORD_REST.match(lowered, start).end()  # type: ignore[union-attr]  # `\w*` always matches
+        begin, end = _word_bounds(lowered, start)
         word = lowered[begin:end]
         kind = self._kinds.get(word)
         if kind is None:
@@ -149,6 +146,14 @@ class _Evidence:
         if kind is _Kind.READ:
             return _attribute(lowered, begin)
         return kind is _Kind.ANYWHERE
+
+    def counts(self, lowered: str, start: int, prose: ProseMap) -> bool:
+        """Whether the regex's match at ``start`` is evidence: in code, where it stands (:meth:`at`),
+        and inside a plain string only as a key (:meth:`key_at`)."""
+        if not self.at(lowered, start) or prose.is_prose(start):
+            return False
+        end = prose.string_end(start)
+        return end is None or self.key_at(lowered, start, end)
 
     def _kind(self, word: str) -> "_Kind":
         if any(s in word for s in self.sources):
@@ -165,18 +170,10 @@ class _Evidence:
         names a creation (``{"x_ptr": ...}``, ``d["x_ptr"] = ...``): a string is no name and no call
         (``hasattr(a, "__cuda_array_interface__")``, ``"torch.addr"``, ``'ctypes'``), and a key is
         evidence only as a whole pointer name."""
-        begin = start
-        while begin > 0 and _is_word_char(lowered[begin - 1]):
-            begin -= 1
-        word_end = start
-        while word_end < len(lowered) and _is_word_char(lowered[word_end]):
-            word_end += 1
+        begin, word_end = _word_bounds(lowered, start)
         if lowered[begin - 1:begin] not in _QUOTES or lowered[word_end:end].strip(_QUOTES):
             return False  # not the whole string
-        after = end
-        while after < len(lowered) and lowered[after] in _SPACE:
-            after += 1
-        return lowered[after:after + 1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
+        return lowered[_skip_ahead(lowered, end):][:1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
 
 
 _WORD_REST = re.compile(r"\w*")
@@ -185,32 +182,46 @@ _SPACE = " \t\f\r\n\\"
 _QUOTES = "'\""
 
 
+def _word_bounds(lowered: str, start: int) -> tuple[int, int]:
+    """Where the word that holds offset ``start`` begins and ends."""
+    begin = start
+    while begin > 0 and _is_word_char(lowered[begin - 1]):
+        begin -= 1
+    return begin, _WORD_REST.match(lowered, start).end()  # type: ignore[union-attr]  # `\w*` always matches
+
+
+def _skip_back(lowered: str, at: int) -> int:
+    """The offset after the last non-space character before ``at`` (line breaks and continuations count as space)."""
+    while at > 0 and lowered[at - 1] in _SPACE:
+        at -= 1
+    return at
+
+
+def _skip_ahead(lowered: str, at: int) -> int:
+    """The offset of the first non-space character from ``at`` on."""
+    while at < len(lowered) and lowered[at] in _SPACE:
+        at += 1
+    return at
+
+
 def _attribute(lowered: str, begin: int) -> bool:
     """The word at ``begin`` follows a ``.``: an attribute."""
-    before = begin
-    while before > 0 and lowered[before - 1] in _SPACE:
-        before -= 1
+    before = _skip_back(lowered, begin)
     return before > 0 and lowered[before - 1] == "."
 
 
 def _names_something(lowered: str, begin: int, end: int) -> bool:
     """The word at ``lowered[begin:end]`` is called, bound, a field or a key (see :meth:`_Evidence.at`)."""
-    before = begin
-    while before > 0 and lowered[before - 1] in _SPACE:
-        before -= 1
+    before = _skip_back(lowered, begin)
     for keyword in ("def", "class"):  # a definition's name: its calls and its fields are evidence, not it
         start = before - len(keyword)
         if lowered.startswith(keyword, start) and before < begin and (start == 0 or not _is_word_char(lowered[start - 1])):
             return False
-    after = end
-    while after < len(lowered) and lowered[after] in _SPACE:
-        after += 1
+    after = _skip_ahead(lowered, end)
     quoted = after < len(lowered) and lowered[after] in _QUOTES
     if quoted:  # the end of a string: a key (`{"x_ptr": ...}`, `d["x_ptr"] = ...`)?
         quote = lowered[after]
-        after += 3 if lowered.startswith(quote * 3, after) else 1
-        while after < len(lowered) and lowered[after] in _SPACE:
-            after += 1
+        after = _skip_ahead(lowered, after + (3 if lowered.startswith(quote * 3, after) else 1))
     follows = lowered[after:after + 2]
     if quoted:
         return follows[:1] in (":", "]")
@@ -329,10 +340,8 @@ def _has_evidence(text: str, evidence: _Evidence, prose: _Prose) -> bool:
     lowered = prose.lowered
     for token in evidence.literals:  # a match counts only in code; the scan stops at the first such match
         for start in _confirmed(lowered, evidence.regex, token):
-            if evidence.at(lowered, start) and not prose.of_lowered().is_prose(start):
-                end = prose.of_lowered().string_end(start)
-                if end is None or evidence.key_at(lowered, start, end):
-                    return True
+            if evidence.counts(lowered, start, prose.of_lowered()):
+                return True
     if evidence.custom:
         for ident in set(_IDENT.findall(text)):
             bare = ident.strip("_")

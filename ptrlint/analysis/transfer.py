@@ -10,10 +10,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
-from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
+from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
 from .address_apis import AddressAPIs
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
-from ..names import NamePatterns
 from .syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 
 if TYPE_CHECKING:

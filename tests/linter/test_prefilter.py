@@ -105,12 +105,8 @@ def _whole_text_evidence(text: str, config: Config) -> bool:
     evidence, _sites = _prefilter_parts(config)
     lowered = text.lower()
     prose = ProseMap(lowered)
-    for match in evidence.regex.finditer(lowered):
-        at = match.start()
-        if not prose.is_prose(at) and evidence.at(lowered, at):
-            end = prose.string_end(at)
-            if end is None or evidence.key_at(lowered, at, end):
-                return True
+    if any(evidence.counts(lowered, m.start(), prose) for m in evidence.regex.finditer(lowered)):
+        return True
     return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in evidence.custom)
 
 
