@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from .. import engine
-from ..analysis.names import AnalysisOptions, analysis_options
+from ..analysis.names import analysis_options
 from ..cache import Cache
 from ..model import Edit, FileResult, Finding
 from ..prefilter import has_evidence
@@ -32,6 +32,7 @@ from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
 from ..sources import file_size, read_source, real_path
+from .connections import OwnSymbols, connections_of, uses_any
 from .files import lint_file
 from .manifest import Manifest, signature
 from .tasks import Task, classify, derive, restore, restore_given
@@ -96,6 +97,7 @@ class ProjectRun:
         self._full_view: ProjectView | None = None
         self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
         self._plain: set[str] = set()  # real paths of given files with neither evidence nor a site
+        self._symbols: dict[int, OwnSymbols] = {}  # each summary's pointer symbols (by the summary's id)
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
@@ -271,20 +273,20 @@ class ProjectRun:
             self._full_view.options = analysis_options(self.settings.config)
         return self._full_view
 
-    def _connected(self, task: Task, connections: tuple[set[str], set[str], set[str]]) -> bool:
+    def _connected(self, task: Task, connections: tuple[set[str], dict[str, set[str]], set[str]]) -> bool:
         """A candidate (a site, no evidence of its own) needs analysis when it imports a name whose
         summary holds pointer values, or other modules write addresses into its classes."""
-        symbols, modules, targets = connections
+        symbols, members, targets = connections
         if any(t == task.module or t.startswith(task.module + ".") for t in targets):
             return True
-        return _uses_any(task, symbols, modules)  # from its import lines (parsed once, in the worker)
+        return uses_any(task, symbols, members)  # from its import lines (parsed once, in the worker)
 
     def _settle(self) -> None:
         """Analyse candidates that got connected, and run again what read an answer that has
         changed since (writes of importers into a module's classes, summaries of cycles)."""
         for _round in range(MAX_ROUNDS):
             view = self._view()
-            connections = _connections(view)
+            connections = connections_of(view, self._symbols)
             again = []
             for task in list(self.tasks.values()):
                 if task.candidate and not task.analyse:
@@ -414,52 +416,6 @@ def _imports_any(real: str, linted: set[str], manifest: Manifest | None, setting
         if manifest is not None:
             manifest.put(real, sig, record)
     return bool(record["e"]) and any(m in linted for m in record["ms"])
-
-
-def _connections(view: ProjectView) -> tuple[set[str], set[str], set[str]]:
-    """Pointer symbols, their modules, and the modules whose classes others write addresses into."""
-    symbols = _pointer_symbols(view)
-    return (symbols, {s.rpartition(".")[0] for s in symbols},
-            {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target})
-
-
-def _pointer_symbols(view: ProjectView) -> set[str]:
-    """Qualified names whose summaries hold pointer values (functions, methods and their classes,
-    attributes' classes, module names), the classes with a field named like an address (a positional
-    argument of their constructor takes the field's name: name evidence in a module that spells
-    none), and the names that re-export them."""
-    options = view.options
-    names = options.names if isinstance(options, AnalysisOptions) else None
-    out: set[str] = set()
-    for module, summary in view.summaries.items():
-        if names is not None:
-            out.update(f"{module}.{cls}" for cls, fields in summary.classes.items()
-                       if any(names.is_pointer_name(f) for f in fields))
-        for name, value in (*summary.functions.items(), *summary.attributes.items(), *summary.names.items()):
-            if value.origin >= 1:  # named, wrapped or raw
-                out.add(f"{module}.{name}")
-                if "." in name:
-                    out.add(f"{module}.{name.rpartition('.')[0]}")  # the class of a method or attribute
-        out.update(f"{module}.{name}" for name in summary.param_writes)
-    changed = True
-    while changed:
-        changed = False
-        for module, summary in view.summaries.items():
-            for name, target in summary.exports.items():
-                if f"{module}.{name}" not in out and target in out:
-                    out.add(f"{module}.{name}")
-                    changed = True
-    return out
-
-
-def _uses_any(task: Task, symbols: set[str], modules: set[str]) -> bool:
-    """Whether a text imports one of ``symbols``, or a module of them and uses one as ``mod.name``."""
-    for local, target in task.bindings().items():
-        if target in symbols:
-            return True
-        if target in modules and any(f"{target}.{attr}" in symbols for attr in task.attribute_uses(local)):
-            return True
-    return False
 
 
 def _mark_imported(tasks: Iterable[Task]) -> None:

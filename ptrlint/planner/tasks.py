@@ -89,6 +89,15 @@ class Task:
             self._light = light_summary(self.source(), self.module, self.is_package, self.real, self.bindings())
         return self._light
 
+    def spells_attribute(self, local: str, attrs: set[str]) -> bool:
+        """Whether the text spells ``local.attr`` for one of ``attrs``, as :meth:`attribute_uses`
+        finds them: from the uses restored from the manifest, else by searching the text for each
+        of ``attrs`` (a few names), not for every ``local.`` (``torch.`` thousands of times)."""
+        if self._uses is not None and local in self._uses:
+            return not self._uses[local].isdisjoint(attrs)
+        text = self.source()
+        return any(spells_attribute(text, local, attr) for attr in attrs)
+
     def attribute_uses(self, local: str) -> frozenset[str]:
         """Every ``attr`` the text spells as ``local.attr`` (which names of an imported module it
         uses); ``x.local.attr`` is another object's attribute, not the imported name's."""
@@ -204,6 +213,24 @@ def attribute_uses(text: str, local: str) -> frozenset[str]:
                 found.add(match.group())
         at = text.find(needle, at + 1)
     return frozenset(found)
+
+
+def spells_attribute(text: str, local: str, attr: str) -> bool:
+    """Whether ``attr`` is in ``attribute_uses(text, local)``: ``local.attr`` spelled with neither
+    ``local`` continuing a name before it nor ``attr`` one after it."""
+    needle = f"{local}.{attr}"
+    at = text.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if (at == 0 or not _continues_name(text[at - 1])) and (end == len(text) or not _is_word(text[end])):
+            return True
+        at = text.find(needle, at + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    """``\\w``: what ``_NAME`` goes on matching."""
+    return char == "_" or char.isalnum()
 
 
 def _continues_name(char: str) -> bool:
