@@ -95,6 +95,7 @@ class ProjectRun:
         self.cache = Cache(settings.cache_dir) if settings.cache_dir else None
         self.manifest = Manifest(settings.cache_dir, Cache.key(b"", settings, "manifest")) if settings.cache_dir else None
         self._full_view: ProjectView | None = None
+        self._last_view: ProjectView | None = None  # the latest view built: what it asked, the next one keeps
         self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
         self._plain: set[str] = set()  # real paths of given files with neither evidence nor a site
         self._symbols: dict[int, OwnSymbols] = {}  # each summary's pointer symbols (by the summary's id)
@@ -269,8 +270,11 @@ class ProjectRun:
             summaries = {t.module: t.summary for t in self.tasks.values() if t.summary is not None and not t.summary.empty}
             writers = [s for s in (t.summary if t.summary is not None else t.writes for t in self.tasks.values())
                        if s is not None and not s.empty]
-            self._full_view = ProjectView(summaries, self._consumers, writers)
-            self._full_view.options = analysis_options(self.settings.config)
+            view = ProjectView(summaries, self._consumers, writers)
+            view.options = analysis_options(self.settings.config)
+            if self._last_view is not None:
+                view.inherit(self._last_view)
+            self._full_view = self._last_view = view
         return self._full_view
 
     def _connected(self, task: Task, connections: tuple[set[str], dict[str, set[str]], set[str]]) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptrlint.project import layout
-from ptrlint.project.summary import ModuleSummary
+from ptrlint.project.summary import ModuleSummary, ValueSummary
 from ptrlint.project.view import ProjectView, consulted_changed
 
 
@@ -119,3 +119,37 @@ def test_lookups_into_files_are_asked_again_only_for_cached_answers(tmp_path: Pa
     view = ProjectView({})
     assert not consulted_changed(consulted, view, "m", (tmp_path,), fresh=True)
     assert consulted_changed(consulted, view, "m", (tmp_path,))
+
+
+def _value(origin: int = 2) -> ValueSummary:
+    return ValueSummary("SCALAR", origin)
+
+
+def test_a_new_view_keeps_only_answers_that_no_replaced_summary_or_write_can_alter(tmp_path: Path) -> None:
+    """``inherit``: after each change of summaries or writes, the view that keeps the previous view's
+    answers tells changed lookups exactly as a view that asks everything again."""
+    bases = (tmp_path,)
+    a = ModuleSummary("a", "a.py", exports={"f": "b.f", "g": "c.g"})
+    b = ModuleSummary("b", "b.py", functions={"f": _value()})
+    c = ModuleSummary("c", "c.py", functions={"g": _value()}, classes={"K": ["x"]})
+    d = ModuleSummary("d", "d.py", external_writes={"c.K.x": _value()})
+    probe = ProjectView({"a": a, "b": b, "c": c}, writers=[a, b, c, d]).for_module("m", bases)
+    probe.function("a.f"), probe.function("a.g"), probe.class_fields("c.K"), probe.external_writes("c.K", "x")
+    recorded = {key: {key: answer} for key, answer in probe.consulted.items()}  # each lookup alone
+    steps = [
+        ({"a": a, "b": b, "c": c}, [a, b, c, d]),  # nothing changed
+        ({"a": a, "b": ModuleSummary("b", "b.py"), "c": c}, [a, b, c, d]),  # b.f holds no pointer any more
+        ({"a": a, "b": b, "c": c}, [a, b, c]),  # nobody writes into c.K.x
+        ({"a": a, "b": b, "c": ModuleSummary("c", "c.py", functions={"g": _value(1)}, classes={"K": ["x"]})}, [a, b, c]),
+        ({"a": ModuleSummary("a", "a.py", exports={"f": "c.g"}), "b": b, "c": c}, [a, b, c, d]),  # a re-export moved
+    ]
+    previous = None
+    for summaries, writers in steps:
+        kept = ProjectView(summaries, writers=writers)
+        if previous is not None:
+            kept.inherit(previous)
+        answers = {key: consulted_changed(one, kept, "m", bases, fresh=True) for key, one in recorded.items()}
+        assert answers == {key: consulted_changed(one, ProjectView(summaries, writers=writers), "m", bases, fresh=True)
+                           for key, one in recorded.items()}
+        previous = kept
+    assert any(answers.values()) and not all(answers.values())
