@@ -237,4 +237,4 @@ def _continues_name(char: str) -> bool:
     return char == "." or char == "_" or char.isalnum()
 
 
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_NAME = re.compile(r"[^\W\d]\w*")  # an identifier (PEP 3131: a letter or `_`, then word characters)

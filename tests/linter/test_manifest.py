@@ -157,3 +157,18 @@ def test_deleted_files_leave_the_manifest(tmp_path):
     gone.unlink()
     manifest.save()
     assert set(Manifest(str(tmp_path / "cache"), "f" * 32).records) == {str(kept)}
+
+
+_USES_TEXT = """import torch
+import torch.nn as nn
+x = torch.data_ptr(t) + torch.data_ptrs + mytorch.cuda + a.torch.zeros
+y = torch.addr_of(nn.Module) + torch.é + torch.
+torch.cuda.ptr
+"""
+
+
+@pytest.mark.parametrize("local", ["torch", "nn", "cuda", "a", "x"])
+@pytest.mark.parametrize("attr", ["data_ptr", "data_ptrs", "data", "cuda", "zeros", "addr_of", "addr", "Module", "é", "ptr"])
+def test_a_candidate_spells_a_name_as_its_attribute_uses_list_it(local, attr):
+    """The settle round's directed search (one name) answers what the collected uses answer."""
+    assert tasks.spells_attribute(_USES_TEXT, local, attr) == (attr in tasks.attribute_uses(_USES_TEXT, local))
