@@ -42,6 +42,9 @@ class ProseMap:
         self._string_ends: list[int] = []
         self._scanned = 0  # the text before this offset is classified
         self._unsure = len(text) + 1  # from here on, everything counts as code
+        self._fstring_starts: list[int] = []  # spans of the f-strings, in order
+        self._fstring_ends: list[int] = []
+        self._depth_at = (0, 0)  # (offset, brackets open there): where the last count of brackets stopped
 
     def is_prose(self, offset: int) -> bool:
         """Whether ``offset`` lies inside a comment or a triple-quoted string that spans lines."""
@@ -62,6 +65,31 @@ class ProseMap:
         at = bisect.bisect_right(self._string_starts, offset) - 1
         return self._string_ends[at] if at >= 0 and offset < self._string_ends[at] else None
 
+    def in_brackets(self, offset: int) -> bool | None:
+        """Whether a bracket of code (no comment's, no string's) is open at ``offset``: there a name
+        followed by ``:`` is a key, a slice or a parameter's type, never an annotated statement.
+        None where the scan is unsure. Counted on from the last offset asked about when that lies
+        before ``offset`` (the prefilter asks in text order, and rarely)."""
+        while self._scanned <= offset and self._unsure > len(self._text):
+            self._advance()
+        if offset >= self._unsure:
+            return None
+        start, depth = self._depth_at if self._depth_at[0] <= offset else (0, 0)
+        skipped: list[tuple[int, int]] = []  # the comments and strings that overlap start:offset, in order
+        for starts, ends in ((self._starts, self._ends), (self._string_starts, self._string_ends),
+                             (self._fstring_starts, self._fstring_ends)):
+            first = max(0, bisect.bisect_right(starts, start) - 1)
+            last = bisect.bisect_left(starts, offset)
+            skipped.extend((starts[i], ends[i]) for i in range(first, last) if ends[i] > start)
+        skipped.sort()
+        text, at = self._text, start
+        for begin, end in (*skipped, (offset, offset)):
+            if begin > at:
+                depth += _opened(text, at, begin)
+            at = max(at, end)
+        self._depth_at = (offset, depth)
+        return depth > 0
+
     def _advance(self) -> None:
         match = next(self._lexemes, None)
         if match is None:
@@ -81,6 +109,8 @@ class ProseMap:
             # inside it ended the scan's string early (Python 3.12): unsure from here
             if not _fields_closed(token):
                 self._unsure = match.start()
+            self._fstring_starts.append(match.start())
+            self._fstring_ends.append(match.end())
             return
         body = match.group("single3")
         if body is None:
@@ -91,6 +121,13 @@ class ProseMap:
         else:
             self._string_starts.append(match.start())
             self._string_ends.append(match.end())
+
+
+def _opened(text: str, start: int, end: int) -> int:
+    """Brackets opened minus brackets closed in ``text[start:end]``."""
+    count = text.count
+    return (count("(", start, end) + count("[", start, end) + count("{", start, end)
+            - count(")", start, end) - count("]", start, end) - count("}", start, end))
 
 
 def _fields_closed(literal: str) -> bool:

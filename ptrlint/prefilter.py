@@ -116,7 +116,7 @@ class _Evidence:
         self.names = NamePatterns(config.pointer_names, config.lookalike_names)
         self._kinds: dict[str, _Kind] = {}  # each word's kind, asked once per process
 
-    def at(self, lowered: str, start: int) -> bool:
+    def at(self, lowered: str, start: int, prose: ProseMap | None = None) -> bool:
         """Whether the match at ``start`` can be evidence where it stands.
 
         A source word (``ctypes``, the array interfaces, the address catalogue, a configured pointer
@@ -128,10 +128,11 @@ class _Evidence:
         assigned (``x_ptr =``, ``x_ptr :=``, a keyword ``x_ptr=``), a field (``x_ptr: int``) or a
         key (``{"x_ptr": ...}``, ``d["x_ptr"] = ...``). Elsewhere (``return x_ptr``,
         ``f(a, x_ptr)``, ``x_ptr.shape``, ``torch.addr``, ``import x_ptr``, ``f"{x_ptr}"``,
-        ``'addr'``) it names nothing a creation could be read through: a value read through a
-        singular name has no evidence of its own, and one imported from another module reaches
-        this one through the project index (a candidate's imports). A look-alike (``indptr``,
-        ``num_ptrs``, ``master_addr``) is never a pointer name."""
+        ``'addr'``, a key ``{torch.addr: ...}`` on a line of its own, which ``prose`` tells from a
+        field by the brackets open there) it names nothing a creation could be read through: a
+        value read through a singular name has no evidence of its own, and one imported from
+        another module reaches this one through the project index (a candidate's imports). A
+        look-alike (``indptr``, ``num_ptrs``, ``master_addr``) is never a pointer name."""
         if POINTER_WORDS_REGEX.match(lowered, start) is None:
             return True  # a source word of the catalogue
         begin, end = _word_bounds(lowered, start)
@@ -140,9 +141,9 @@ class _Evidence:
         if kind is None:
             kind = self._kinds[word] = self._kind(word)
         if kind is _Kind.PLACE:
-            return _names_something(lowered, begin, end)
+            return _names_something(lowered, begin, end, prose)
         if kind is _Kind.ATTRIBUTE:  # cupy's `mem.ptr`, symmetric-memory handles (`h.multicast_ptr`)
-            return _attribute(lowered, begin) or _names_something(lowered, begin, end)
+            return _attribute(lowered, begin) or _names_something(lowered, begin, end, prose)
         if kind is _Kind.READ:
             return _attribute(lowered, begin)
         return kind is _Kind.ANYWHERE
@@ -150,7 +151,7 @@ class _Evidence:
     def counts(self, lowered: str, start: int, prose: ProseMap) -> bool:
         """Whether the regex's match at ``start`` is evidence: in code, where it stands (:meth:`at`),
         and inside a plain string only as a key (:meth:`key_at`)."""
-        if not self.at(lowered, start) or prose.is_prose(start):
+        if not self.at(lowered, start, prose) or prose.is_prose(start):
             return False
         end = prose.string_end(start)
         return end is None or self.key_at(lowered, start, end)
@@ -210,8 +211,9 @@ def _attribute(lowered: str, begin: int) -> bool:
     return before > 0 and lowered[before - 1] == "."
 
 
-def _names_something(lowered: str, begin: int, end: int) -> bool:
-    """The word at ``lowered[begin:end]`` is called, bound, a field or a key (see :meth:`_Evidence.at`)."""
+def _names_something(lowered: str, begin: int, end: int, prose: ProseMap | None = None) -> bool:
+    """The word at ``lowered[begin:end]`` is called, bound, a field or a key (see :meth:`_Evidence.at`);
+    ``prose``, the text's map, tells a statement from a line inside brackets."""
     before = _skip_back(lowered, begin)
     for keyword in ("def", "class"):  # a definition's name: its calls and its fields are evidence, not it
         start = before - len(keyword)
@@ -230,7 +232,7 @@ def _names_something(lowered: str, begin: int, end: int) -> bool:
     if follows == ":=":
         return True  # a walrus target
     if follows[:1] == ":":  # an annotated target or a field, not a parameter's annotation, a key or a slice
-        return _starts_statement(lowered, begin)
+        return _starts_statement(lowered, begin) and (prose is None or prose.in_brackets(begin) is not True)
     if follows[:1] == "=" and follows != "==":  # a target or a keyword, unless what it binds is a constant
         return _CONSTANT.match(lowered, after + 1) is None
     return False

@@ -92,3 +92,58 @@ def test_code_is_never_prose_and_every_comment_is_prose_over_real_files():
                 assert prose.is_prose(at), (path, token)
                 comments += 1
     assert checked > 100_000 and comments > 500  # this repository alone (a clone without ../shared)
+
+
+def _bracket_depths(text: str) -> dict[int, int]:
+    """tokenize's brackets open at the first token of every line (the definition ``in_brackets`` keeps)."""
+    starts = [0]
+    for line in text.splitlines(True):
+        starts.append(starts[-1] + len(line))
+    depth, out, seen = 0, {}, set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
+                          tokenize.COMMENT):
+            continue
+        if token.start[0] not in seen:
+            seen.add(token.start[0])
+            out[starts[token.start[0] - 1] + token.start[1]] = depth
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+    return out
+
+
+def test_brackets_open_at_each_line_agree_with_tokenize_over_real_files():
+    """Every line's first token, in text order and then from the end back: ``in_brackets`` tells
+    what tokenize tells (brackets in comments, strings and f-strings do not count)."""
+    checked = inside = 0
+    for path in _files():
+        text = path.read_text(encoding="utf-8")
+        try:
+            depths = _bracket_depths(text)
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue
+        prose = ProseMap(text)
+        for order in (sorted(depths), sorted(depths, reverse=True)[:50]):
+            for at in order:
+                assert prose.in_brackets(at) is (depths[at] > 0), (path, at, depths[at])
+                checked += 1
+                inside += depths[at] > 0
+    assert checked > 20_000 and inside > 2_000
+
+
+@pytest.mark.parametrize("text, inside", [
+    ("d = {\n    $a: 1,\n}\n$x = 1\n", True),
+    ("s = '(['  # ({\n$x: int = 1\n", False),
+    ('s = f"({x}" + """\n[(\n"""\n$x: int = 1\n', False),
+    ("f(a, [b,\n   (c)],\n  $d)\n", True),
+])
+def test_brackets_in_strings_and_comments_do_not_count(text, inside):
+    at = text.index("$")
+    assert ProseMap(text.replace("$", " ")).in_brackets(at) is inside
+
+
+def test_brackets_are_unknown_where_the_scan_is_unsure():
+    text = "x = 'unterminated\nd = {\n  a: 1}\n"
+    assert ProseMap(text).in_brackets(text.index("a:")) is None

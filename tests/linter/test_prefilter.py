@@ -189,8 +189,11 @@ WORDS_THAT_NAME_NOTHING = [
     "import torch\nt = torch.zeros(4, dtype=torch.int64)\nd = {x_ptr: 1, 'a': s[x_ptr:]}\n",  # a key's value, a slice
     "import torch\nt = torch.zeros(4, dtype=torch.int64)\nok = hasattr(t, '__cuda_array_interface__')\n",  # strings
     "import torch\nt = torch.tensor(ids, dtype=torch.int64)\ncode = 'x.data_ptr()'\nd = {'ptrs ': t, 'a': 'a_ptr'}\n",
+    "import torch\nt = torch.zeros(4, dtype=torch.int64)\nops = {\n    torch.Tensor.addr: [1],\n    x_ptr: 2,\n}\n",  # keys
+    "import torch\ndef f(\n    t,\n    x_ptr: int,\n):\n    return torch.zeros(4, dtype=torch.int64)\n",  # a parameter's type
 ]
 WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
+    "import torch\ns = '(' + f'[{a}' + \"\"\"{\n\"\"\"  # (\nclass A:\n    x_ptr: int\nt = torch.tensor([A(1).x_ptr], dtype=torch.int64)\n",
     "import torch\nx_ptr = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nx_ptr: torch.Tensor = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nx_ptr = None if a else torch.zeros(4, dtype=torch.int64)\n",
