@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .. import engine
 from ..analysis.names import analysis_options
 from ..cache import Cache
+from ..gcpause import keep_heap, one_module, planning_heap
 from ..model import Edit, FileResult, Finding
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
@@ -98,16 +99,23 @@ class ProjectRun:
         self._last_view: ProjectView | None = None  # the latest view built: what it asked, the next one keeps
         self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
         self._plain: set[str] = set()  # real paths of given files with neither evidence nor a site
+        self._module_files: dict[tuple[str, tuple], tuple[str, str] | None] = {}  # see _module_file
         self._symbols: dict[int, OwnSymbols] = {}  # each summary's pointer symbols (by the summary's id)
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
+        with planning_heap():
+            return self._run()
+
+    def _run(self) -> list[FileResult]:
         forget_listings()
-        self._classify_given()
+        with one_module():  # its tasks all stay alive: no collection while they arrive
+            self._classify_given()
+        keep_heap()  # the tasks stay alive to the end: later collections need not scan them
         given = [t for t in self.tasks.values() if not t.light]
         self._scan_importers()
         self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
-        _mark_imported(self.tasks.values())
+        _mark_imported(self.tasks.values(), self._module_file)
         pending = [t for t in given if not self._from_cache(t)]
         for task in self.tasks.values():
             if task.summary is None and not task.done:
@@ -117,6 +125,7 @@ class ProjectRun:
         first = {id(t) for t in pending}
         pending += [t for t in self.tasks.values() if not t.light and not t.done and id(t) not in first]
         self._execute(pending, self._refresh())
+        keep_heap()  # and the first round's summaries
         self._settle()
         self._finish()
         self._consumers.close()
@@ -180,6 +189,17 @@ class ProjectRun:
         real, data, text, _encoding = read
         return real, data, self.texts.get(path, self.texts.get(real, text))
 
+    def _module_file(self, module: str, bases: tuple) -> tuple[str, str] | None:
+        """:func:`module_file` as (path, real path), kept for the run: the planner asks for the same
+        modules of thousands of files (``torch``, ``torch.nn`` from every torch module)."""
+        key = (module, bases)
+        if key in self._module_files:
+            return self._module_files[key]
+        found = module_file(module, bases)
+        answer = (str(found), real_path(str(found))) if found is not None else None
+        self._module_files[key] = answer
+        return answer
+
     def _add_unlinted(self, path: str, real: str) -> Task | None:
         """A project module that was not given, read for its summary (or restored unread)."""
         overridden = path in self.texts or real in self.texts  # an editor's buffer: not on disk
@@ -226,16 +246,16 @@ class ProjectRun:
             task.closed = True
             bases = task.bases
             for module in task.modules():
-                found = module_file(module, bases)
+                found = self._module_file(module, bases)
                 if found is None:
                     continue
-                real = real_path(str(found))
+                found, real = found
                 if real == task.real:
                     continue
                 task.deps.add(real)
                 known = self.tasks.get(real)
                 if known is None:
-                    known = self._add_unlinted(str(found), real)
+                    known = self._add_unlinted(found, real)
                     if known is None:
                         continue
                     depth[real] = depth.get(task.real, 0) + 1
@@ -422,7 +442,7 @@ def _imports_any(real: str, linted: set[str], manifest: Manifest | None, setting
     return bool(record["e"]) and any(m in linted for m in record["ms"])
 
 
-def _mark_imported(tasks: Iterable[Task]) -> None:
+def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple], tuple[str, str] | None]) -> None:
     """Which analysed modules another module of the run can look into: the modules that the
     analysed modules and the candidates import (and the packages above them), and those that any
     module's summary re-exports from. Only these get a full summary; of the others (most of a
@@ -440,14 +460,12 @@ def _mark_imported(tasks: Iterable[Task]) -> None:
         for name in (*modules, *(t.rpartition(".")[0] for t in targets)):
             if (name, bases) not in asked:
                 asked.add((name, bases))
-                imported.update(real_path(str(found)) for found in _module_and_packages(name, bases))
+                # the module and every package above it (`import a.b` binds `a` too, and `a.b.f` is a
+                # lookup into `a` when `b` is a name in `a`'s `__init__`)
+                parts = name.split(".")
+                for i in range(len(parts), 0, -1):
+                    found = locate(".".join(parts[:i]), bases)
+                    if found is not None:
+                        imported.add(found[1])
     for task in tasks:
         task.imported = task.real in imported
-
-
-def _module_and_packages(name: str, bases: tuple) -> list:
-    """The files of ``name`` and of every package above it (``import a.b`` binds ``a`` too, and
-    ``a.b.f`` is a lookup into ``a`` when ``b`` is a name in ``a``'s ``__init__``)."""
-    parts = name.split(".")
-    found = (module_file(".".join(parts[:i]), bases) for i in range(len(parts), 0, -1))
-    return [f for f in found if f is not None]

@@ -123,3 +123,44 @@ def test_an_index_run_leaves_no_cyclic_garbage_per_module(tmp_path):
     ours = [o for o in garbage if (isinstance(o, ModuleFacts) and o.c.context.module.startswith("gcpkg"))
             or (isinstance(o, Consumers) and o.module_name.startswith("gcpkg"))]
     assert ours == [], f"{len(ours)} analyses of this run left in cycles"
+
+
+def test_what_a_planner_run_kept_out_of_collections_is_collectable_again_after_it(tmp_path):
+    """keep_heap freezes what is alive (the run's tasks, its summaries); when the run ends nothing
+    stays frozen, and cycles that were alive-but-garbage at the freeze are collected again."""
+    import weakref
+
+    from ptrlint.gcpause import keep_heap, planning_heap
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    with collector_restored():
+        gc.enable()
+        gc.collect()
+        with planning_heap():
+            node = weakref.ref(Node())  # garbage in a cycle, alive when the heap is kept
+            keep_heap()
+            assert gc.get_freeze_count() > 0
+            gc.collect()
+            assert node() is not None  # left out of collections while the run goes on
+        assert gc.get_freeze_count() == 0
+        gc.collect()
+        assert node() is None
+        files = write_pointer_package(tmp_path, "frozenpkg")
+        ProjectRun(files, Settings(Config(), ALL), jobs=1).run()
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+def test_a_program_that_froze_objects_of_its_own_keeps_them_frozen(tmp_path):
+    files = write_pointer_package(tmp_path, "thawpkg")
+    with collector_restored():
+        gc.enable()
+        gc.freeze()
+        try:
+            frozen = gc.get_freeze_count()
+            ProjectRun(files, Settings(Config(), ALL), jobs=1).run()
+            assert 0 < gc.get_freeze_count() <= frozen  # not thawed, nothing of ours added (some freed)
+        finally:
+            gc.unfreeze()

@@ -389,9 +389,9 @@ def _mark_all_imported(monkeypatch, imported: bool) -> None:
 
     real = index._mark_imported
 
-    def forced(tasks):
+    def forced(tasks, locate):
         tasks = list(tasks)
-        real(tasks)
+        real(tasks, locate)
         for task in tasks:
             task.imported = imported
     monkeypatch.setattr(index, "_mark_imported", forced)
