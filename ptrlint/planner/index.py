@@ -99,7 +99,7 @@ class ProjectRun:
         self._last_view: ProjectView | None = None  # the latest view built: what it asked, the next one keeps
         self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
         self._plain: set[str] = set()  # real paths of given files with neither evidence nor a site
-        self._module_files: dict[tuple[str, tuple], tuple[str, str] | None] = {}  # see _module_file
+        self._module_file = ModuleFiles()
         self._symbols: dict[int, OwnSymbols] = {}  # each summary's pointer symbols (by the summary's id)
 
     # ----- the run ---------------------------------------------------------------------------------
@@ -188,17 +188,6 @@ class ProjectRun:
             return read
         real, data, text, _encoding = read
         return real, data, self.texts.get(path, self.texts.get(real, text))
-
-    def _module_file(self, module: str, bases: tuple) -> tuple[str, str] | None:
-        """:func:`module_file` as (path, real path), kept for the run: the planner asks for the same
-        modules of thousands of files (``torch``, ``torch.nn`` from every torch module)."""
-        key = (module, bases)
-        if key in self._module_files:
-            return self._module_files[key]
-        found = module_file(module, bases)
-        answer = (str(found), real_path(str(found))) if found is not None else None
-        self._module_files[key] = answer
-        return answer
 
     def _add_unlinted(self, path: str, real: str) -> Task | None:
         """A project module that was not given, read for its summary (or restored unread)."""
@@ -359,7 +348,7 @@ class ProjectRun:
             rendered = None
             if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
                 rendered = _rendered(task, result.findings)
-            self._store(task, result, rendered)
+            _store(self.cache, self.texts, task, result, rendered)
             if fixing:
                 # fix (or diff) with the final view, in this process: the files with fixes are few
                 result = lint_file(task.path, final, ModuleLink(self.view, task.path), text_override=self.texts.get(task.path))
@@ -374,21 +363,40 @@ class ProjectRun:
         entry = self.cache.get_entry(task.key, task.path) if task.key else None
         return entry is not None and _restore_result(task, *entry)
 
-    def _store(self, task: Task, result: FileResult, rendered: list[Finding] | None = None) -> None:
-        """Findings, summary and what they read, by content; with the rendered fixes when shown."""
-        if self.cache is None or result.error is not None or task.path in self.texts:
-            return
-        if task.from_cache and (rendered is None or task.rendered is not None):
-            return  # the entry holds all of it already
-        if task.light and not task.analyse:  # summarised from its text alone: nothing to keep
-            return
-        kept = task.summary if task.summary is not None else task.writes
-        extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
-                 "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
-        if rendered is not None:
-            extra["rendered"] = [[e.to_json() for e in f.fix.edits] if f.fix is not None else None for f in rendered]
-        if task.key:
-            self.cache.put(task.key, result.findings if task.analyse else [], extra)
+
+def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileResult,
+           rendered: list[Finding] | None = None) -> None:
+    """Findings, summary and what they read, by content; with the rendered fixes when shown."""
+    if cache is None or result.error is not None or task.path in texts:
+        return
+    if task.from_cache and (rendered is None or task.rendered is not None):
+        return  # the entry holds all of it already
+    if task.light and not task.analyse:  # summarised from its text alone: nothing to keep
+        return
+    kept = task.summary if task.summary is not None else task.writes
+    extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
+             "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
+    if rendered is not None:
+        extra["rendered"] = [[e.to_json() for e in f.fix.edits] if f.fix is not None else None for f in rendered]
+    if task.key:
+        cache.put(task.key, result.findings if task.analyse else [], extra)
+
+
+class ModuleFiles:
+    """:func:`module_file` as (path, real path), kept for one run: the planner asks for the same
+    modules of thousands of files (``torch``, ``torch.nn`` from every torch module)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, tuple], tuple[str, str] | None] = {}
+
+    def __call__(self, module: str, bases: tuple) -> tuple[str, str] | None:
+        key = (module, bases)
+        if key in self._known:
+            return self._known[key]
+        found = module_file(module, bases)
+        answer = (str(found), real_path(str(found))) if found is not None else None
+        self._known[key] = answer
+        return answer
 
 
 def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
