@@ -37,6 +37,13 @@ def collector_restored() -> Iterator[None]:
         (gc.enable if enabled else gc.disable)()
 
 
+class Node:
+    """An object in a reference cycle of its own: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
 def cyclic_garbage(work) -> list[object]:  # type: ignore[no-untyped-def]
     """What ``work`` leaves that only the cyclic collector could free (the collector is off while
     it runs, so nothing is collected behind the test's back)."""
@@ -76,10 +83,6 @@ def test_the_collector_is_enabled_again_when_the_analysis_raises():
 
 
 def test_the_young_cycles_of_a_module_are_collected_when_it_is_done():
-    class Node:
-        def __init__(self) -> None:
-            self.me = self
-
     with collector_restored():
         gc.enable()
         gc.collect()
@@ -131,10 +134,6 @@ def test_what_a_planner_run_kept_out_of_collections_is_collectable_again_after_i
     import weakref
 
     from ptrlint.gcpause import keep_heap, planning_heap
-
-    class Node:
-        def __init__(self) -> None:
-            self.me = self
 
     with collector_restored():
         gc.enable()
