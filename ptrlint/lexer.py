@@ -123,6 +123,11 @@ class ProseMap:
             self._string_ends.append(match.end())
 
 
+def is_word_char(char: str) -> bool:
+    """``\\w`` of a str regex: letters, digits (Unicode's alphanumerics) and ``_``."""
+    return char == "_" or char.isalnum()
+
+
 def _opened(text: str, start: int, end: int) -> int:
     """Brackets opened minus brackets closed in ``text[start:end]``."""
     count = text.count

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from .addresses import ADDRESS_ATTRIBUTES, PREFILTER_TOKENS
 from .config import DEFAULT_POINTER_NAMES, Config
-from .lexer import ProseMap
+from .lexer import ProseMap, is_word_char
 from .names import (
     CAST_METHODS,
     POINTER_WORDS_REGEX,
@@ -64,8 +64,8 @@ class _Sites:
                         if begin < start or begin >= end or not text.startswith(word, begin):
                             continue
                         after = begin + len(word)
-                        if (begin == 0 or not _is_word_char(text[begin - 1])) and \
-                                (after == len(text) or not _is_word_char(text[after])):
+                        if (begin == 0 or not is_word_char(text[begin - 1])) and \
+                                (after == len(text) or not is_word_char(text[after])):
                             found.append(begin)
                     at = find(key, at + 1, end + longest)
             while method is not None and method.start() < end:
@@ -84,11 +84,6 @@ _FIRST_PIECE = 4096
 
 
 _WORD = re.compile(r"\w+")
-
-
-def _is_word_char(char: str) -> bool:
-    """``\\w`` of a str regex: letters, digits (Unicode's alphanumerics) and ``_``."""
-    return char == "_" or char.isalnum()
 
 
 class _Kind(Enum):
@@ -186,7 +181,7 @@ _QUOTES = "'\""
 def _word_bounds(lowered: str, start: int) -> tuple[int, int]:
     """Where the word that holds offset ``start`` begins and ends."""
     begin = start
-    while begin > 0 and _is_word_char(lowered[begin - 1]):
+    while begin > 0 and is_word_char(lowered[begin - 1]):
         begin -= 1
     return begin, _WORD_REST.match(lowered, start).end()  # type: ignore[union-attr]  # `\w*` always matches
 
@@ -217,7 +212,7 @@ def _names_something(lowered: str, begin: int, end: int, prose: ProseMap | None 
     before = _skip_back(lowered, begin)
     for keyword in ("def", "class"):  # a definition's name: its calls and its fields are evidence, not it
         start = before - len(keyword)
-        if lowered.startswith(keyword, start) and before < begin and (start == 0 or not _is_word_char(lowered[start - 1])):
+        if lowered.startswith(keyword, start) and before < begin and (start == 0 or not is_word_char(lowered[start - 1])):
             return False
     after = _skip_ahead(lowered, end)
     quoted = after < len(lowered) and lowered[after] in _QUOTES
@@ -245,7 +240,7 @@ _CONSTANT = re.compile(r"""[ \t]*(?:none|true|false|-?[0-9][0-9a-z_.]*|'[^'\\\n]
 def _starts_statement(lowered: str, begin: int) -> bool:
     """The name (``x_ptr``, ``self.x_ptr``) at ``begin`` is the first thing of its statement."""
     before = begin
-    while before > 0 and (_is_word_char(lowered[before - 1]) or lowered[before - 1] == "."):
+    while before > 0 and (is_word_char(lowered[before - 1]) or lowered[before - 1] == "."):
         before -= 1  # the object the name is an attribute of
     while before > 0 and lowered[before - 1] in " \t":
         before -= 1  # the indentation

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Cache
+from ..lexer import is_word_char
 from ..model import FileResult
 from ..prefilter import evidence_and_site
 from ..project.imports import imported_bindings, imported_modules, read_imports
@@ -222,19 +223,14 @@ def spells_attribute(text: str, local: str, attr: str) -> bool:
     at = text.find(needle)
     while at >= 0:
         end = at + len(needle)
-        if (at == 0 or not _continues_name(text[at - 1])) and (end == len(text) or not _is_word(text[end])):
+        if (at == 0 or not _continues_name(text[at - 1])) and (end == len(text) or not is_word_char(text[end])):
             return True
         at = text.find(needle, at + 1)
     return False
 
 
-def _is_word(char: str) -> bool:
-    """``\\w``: what ``_NAME`` goes on matching."""
-    return char == "_" or char.isalnum()
-
-
 def _continues_name(char: str) -> bool:
-    return char == "." or char == "_" or char.isalnum()
+    return char == "." or is_word_char(char)
 
 
 _NAME = re.compile(r"[^\W\d]\w*")  # an identifier (PEP 3131: a letter or `_`, then word characters)
