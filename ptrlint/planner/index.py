@@ -225,31 +225,33 @@ class ProjectRun:
 
     def _close_dependencies(self, tasks: list[Task]) -> None:
         """The project modules these tasks import (read without parsing), added as tasks: summaries
-        where they hold evidence, classes and re-exports where not."""
-        queue = list(tasks)
-        depth = {t.real: 0 for t in queue}
+        where they hold evidence, classes and re-exports where not. An added module is followed in
+        turn (to MAX_DEPTH): with evidence, all its imports; without, the modules it re-exports from
+        (a package's ``__init__``: what ``pkg.Name`` resolves to)."""
+        queue: list[tuple[Task, list[str] | None]] = [(t, None) for t in tasks]  # None: all its imports
+        depth = {t.real: 0 for t in tasks}
         while queue:
-            task = queue.pop()
-            if task.closed:
-                continue
-            task.closed = True
+            task, only = queue.pop()
+            if only is None:
+                if task.closed:
+                    continue
+                task.closed = True
             bases = task.bases
-            for module in task.modules():
+            for module in task.modules() if only is None else only:
                 found = self._module_file(module, bases)
                 if found is None:
                     continue
                 found, real = found
                 if real == task.real:
                     continue
-                task.deps.add(real)
                 known = self.tasks.get(real)
                 if known is None:
                     known = self._add_unlinted(found, real)
                     if known is None:
                         continue
                     depth[real] = depth.get(task.real, 0) + 1
-                    if not known.light and depth[real] < MAX_DEPTH:
-                        queue.append(known)
+                    if depth[real] < MAX_DEPTH:
+                        queue.append((known, None if not known.light else known.light_summary().imports))
                 if known.light and known.summary is None:
                     known.summary = known.light_summary()
 

@@ -43,7 +43,6 @@ class Task:
     summary: ModuleSummary | None = None
     consulted: dict[str, str] = field(default_factory=dict)
     result: FileResult | None = None
-    deps: set[str] = field(default_factory=set)  # real paths of the project modules it imports
     closed: bool = False  # its imports were followed (they depend on its text alone)
     size: int = 0  # characters of its text (the text itself is dropped for files analysed in workers)
     provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis

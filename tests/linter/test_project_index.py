@@ -427,3 +427,15 @@ def test_a_cached_partial_summary_is_not_used_once_the_module_is_imported(tmp_pa
     assert writer.imported and not writer.from_cache and "more_ptrs" in writer.summary.functions
     _cold_run, cold = _index_run(files)
     assert _codes(warm) == _codes(cold) and ("late.py", 6, "PTR001") in _codes(warm)
+
+
+def test_a_file_alone_reaches_a_module_through_a_package_reexport(ptrlint, tmp_path):
+    """``import kv`` ... ``kv.handles()`` in a file with no pointer word: ``kv/__init__.py`` (no evidence)
+    re-exports it from a module nothing given imports directly, which is read all the same."""
+    root = _write(tmp_path / "repo", {
+        "kv/__init__.py": "from .blocks import handles\n",
+        "kv/blocks.py": "def handles(ts):\n    return [t.data_ptr() for t in ts]\n",
+        "kv/table.py": "import torch\n\nimport kv\n\n\ndef table(ts):\n"
+                       "    return torch.tensor(kv.handles(ts), dtype=torch.int64)  # expect: PTR001\n",
+    })
+    assert _keys(_found(ptrlint, root, "kv/table.py")) == _keys(_found(ptrlint, root, ".")) == _expected(root)
