@@ -33,7 +33,7 @@ from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
 from ..sources import file_size, read_source, real_path
-from .connections import OwnSymbols, connections_of, uses_any
+from .connections import Connections, OwnSymbols, connections_of
 from .files import lint_file
 from .manifest import Manifest, signature
 from .tasks import Task, classify, derive, restore, restore_given
@@ -288,13 +288,11 @@ class ProjectRun:
             self._full_view = self._last_view = view
         return self._full_view
 
-    def _connected(self, task: Task, connections: tuple[set[str], dict[str, set[str]], set[str]]) -> bool:
+    def _connected(self, task: Task, connections: Connections) -> bool:
         """A candidate (a site, no evidence of its own) needs analysis when it imports a name whose
-        summary holds pointer values, or other modules write addresses into its classes."""
-        symbols, members, targets = connections
-        if any(t == task.module or t.startswith(task.module + ".") for t in targets):
-            return True
-        return uses_any(task, symbols, members)  # from its import lines (parsed once, in the worker)
+        summary holds pointer values (for a class: and reaches them), or other modules write
+        addresses into its classes."""
+        return connections.written_into(task.module) or connections.used_by(task)
 
     def _settle(self) -> None:
         """Analyse candidates that got connected, and run again what read an answer that has
