@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 from .. import engine
 from ..analysis.names import analysis_options
@@ -41,6 +41,7 @@ from .tasks import Task, classify, derive, restore, restore_given
 MAX_ROUNDS = 4
 POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
+T = TypeVar("T")
 
 
 _VIEW: ProjectView | None = None
@@ -384,19 +385,31 @@ def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileR
 
 class ModuleFiles:
     """:func:`module_file` as (path, real path), kept for one run: the planner asks for the same
-    modules of thousands of files (``torch``, ``torch.nn`` from every torch module)."""
+    modules of thousands of files (``torch``, ``torch.nn`` from every torch module). Answers are
+    kept per bases object (search_bases interns them): a key that holds the bases tuple would hash
+    its paths on every ask, in Python (``Path.__hash__``), 80,000 asks on torch."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, tuple], tuple[str, str] | None] = {}
+        self._known: dict[int, tuple[tuple, dict[str, tuple[str, str] | None]]] = {}  # id(bases) -> answers
 
     def __call__(self, module: str, bases: tuple) -> tuple[str, str] | None:
-        key = (module, bases)
-        if key in self._known:
-            return self._known[key]
+        answers = per_bases(self._known, bases, dict)
+        if module in answers:
+            return answers[module]
         found = module_file(module, bases)
-        answer = (str(found), real_path(str(found))) if found is not None else None
-        self._known[key] = answer
+        answer = answers[module] = (str(found), real_path(str(found))) if found is not None else None
         return answer
+
+
+
+def per_bases(table: dict[int, tuple[tuple, T]], bases: tuple, empty: Callable[[], T]) -> T:
+    """``table``'s entry for ``bases``, keyed by the tuple's identity (``search_bases`` interns
+    equal bases): hashing a tuple of paths runs ``Path.__hash__`` for each, in Python. The entry
+    holds the tuple, so its id is not reused while the table lives."""
+    entry = table.get(id(bases))
+    if entry is None or entry[0] is not bases:
+        entry = table[id(bases)] = (bases, empty())
+    return entry[1]
 
 
 def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
@@ -459,15 +472,16 @@ def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple], tuple[s
     them asks for it (``wanted``), and it is analysed again with its summary (``_settle``)."""
     tasks = list(tasks)
     imported: set[str] = set()
-    asked: set[tuple[str, tuple]] = set()
+    asked: dict[int, tuple[tuple, set[str]]] = {}  # the names asked, per bases (see per_bases)
     for task in tasks:
         modules = task.modules() if not task.light or task.candidate else set()
         summary = task.summary if task.summary is not None else task.provisional
         targets = summary.exports.values() if summary is not None else ()
         bases = task.bases
+        names = per_bases(asked, bases, set)
         for name in (*modules, *(t.rpartition(".")[0] for t in targets)):
-            if (name, bases) not in asked:
-                asked.add((name, bases))
+            if name not in names:
+                names.add(name)
                 # the module and every package above it (`import a.b` binds `a` too, and `a.b.f` is a
                 # lookup into `a` when `b` is a name in `a`'s `__init__`)
                 parts = name.split(".")
