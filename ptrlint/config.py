@@ -239,7 +239,7 @@ class ConfigResolver:
         if self.fixed is not None:
             return self.fixed
         raw = os.fspath(path)
-        folder = raw if os.path.isdir(raw) else os.path.dirname(raw)
+        folder = os.path.normpath(raw if os.path.isdir(raw) else os.path.dirname(raw))  # "./a" as "a"
         known = self._by_raw_dir.get(folder)  # each file of a folder: one stat, no resolving
         if known is not None:
             return known
