@@ -401,7 +401,6 @@ class ModuleFiles:
         return answer
 
 
-
 def per_bases(table: dict[int, tuple[tuple, T]], bases: tuple, empty: Callable[[], T]) -> T:
     """``table``'s entry for ``bases``, keyed by the tuple's identity (``search_bases`` interns
     equal bases): hashing a tuple of paths runs ``Path.__hash__`` for each, in Python. The entry
