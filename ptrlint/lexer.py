@@ -128,6 +128,23 @@ def is_word_char(char: str) -> bool:
     return char == "_" or char.isalnum()
 
 
+def skip_space_back(text: str, at: int) -> int:
+    """The offset after the last non-space character before ``at`` (line breaks and continuations count as space)."""
+    while at > 0 and text[at - 1] in _SPACE:
+        at -= 1
+    return at
+
+
+def skip_space_ahead(text: str, at: int) -> int:
+    """The offset of the first non-space character from ``at`` on."""
+    while at < len(text) and text[at] in _SPACE:
+        at += 1
+    return at
+
+
+_SPACE = " \t\f\r\n\\"
+
+
 def _opened(text: str, start: int, end: int) -> int:
     """Brackets opened minus brackets closed in ``text[start:end]``."""
     count = text.count

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from .addresses import ADDRESS_ATTRIBUTES, PREFILTER_TOKENS
 from .config import DEFAULT_POINTER_NAMES, Config
-from .lexer import ProseMap, is_word_char
+from .lexer import ProseMap, is_word_char, skip_space_ahead, skip_space_back
 from .names import (
     CAST_METHODS,
     POINTER_WORDS_REGEX,
@@ -169,12 +169,11 @@ class _Evidence:
         begin, word_end = _word_bounds(lowered, start)
         if lowered[begin - 1:begin] not in _QUOTES or lowered[word_end:end].strip(_QUOTES):
             return False  # not the whole string
-        return lowered[_skip_ahead(lowered, end):][:1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
+        return lowered[skip_space_ahead(lowered, end):][:1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
 
 
 _WORD_REST = re.compile(r"\w*")
 _SOURCE_ATTRIBUTES = frozenset({"ptr", *ADDRESS_ATTRIBUTES})
-_SPACE = " \t\f\r\n\\"
 _QUOTES = "'\""
 
 
@@ -186,39 +185,25 @@ def _word_bounds(lowered: str, start: int) -> tuple[int, int]:
     return begin, _WORD_REST.match(lowered, start).end()  # type: ignore[union-attr]  # `\w*` always matches
 
 
-def _skip_back(lowered: str, at: int) -> int:
-    """The offset after the last non-space character before ``at`` (line breaks and continuations count as space)."""
-    while at > 0 and lowered[at - 1] in _SPACE:
-        at -= 1
-    return at
-
-
-def _skip_ahead(lowered: str, at: int) -> int:
-    """The offset of the first non-space character from ``at`` on."""
-    while at < len(lowered) and lowered[at] in _SPACE:
-        at += 1
-    return at
-
-
 def _attribute(lowered: str, begin: int) -> bool:
     """The word at ``begin`` follows a ``.``: an attribute."""
-    before = _skip_back(lowered, begin)
+    before = skip_space_back(lowered, begin)
     return before > 0 and lowered[before - 1] == "."
 
 
 def _names_something(lowered: str, begin: int, end: int, prose: ProseMap | None = None) -> bool:
     """The word at ``lowered[begin:end]`` is called, bound, a field or a key (see :meth:`_Evidence.at`);
     ``prose``, the text's map, tells a statement from a line inside brackets."""
-    before = _skip_back(lowered, begin)
+    before = skip_space_back(lowered, begin)
     for keyword in ("def", "class"):  # a definition's name: its calls and its fields are evidence, not it
         start = before - len(keyword)
         if lowered.startswith(keyword, start) and before < begin and (start == 0 or not is_word_char(lowered[start - 1])):
             return False
-    after = _skip_ahead(lowered, end)
+    after = skip_space_ahead(lowered, end)
     quoted = after < len(lowered) and lowered[after] in _QUOTES
     if quoted:  # the end of a string: a key (`{"x_ptr": ...}`, `d["x_ptr"] = ...`)?
         quote = lowered[after]
-        after = _skip_ahead(lowered, after + (3 if lowered.startswith(quote * 3, after) else 1))
+        after = skip_space_ahead(lowered, after + (3 if lowered.startswith(quote * 3, after) else 1))
     follows = lowered[after:after + 2]
     if quoted:
         return follows[:1] in (":", "]")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..cache import Cache
-from ..lexer import is_word_char
+from ..lexer import is_word_char, skip_space_ahead, skip_space_back
 from ..model import FileResult
 from ..prefilter import evidence_and_site
 from ..project.imports import imported_bindings, imported_modules, read_imports
@@ -232,8 +232,12 @@ def refers_as_callee(text: str, spelled: str) -> bool:
     opening brackets allowed between. An over-approximation (in comments and strings too; ``==``
     counts): never a miss."""
     for at, end in _whole(text, spelled, _continues_name):
-        if (text[end:end + 200].lstrip(" \t\r\n\\").startswith("(")
-                or text[max(0, at - 200):at].rstrip(" \t\r\n\\(").endswith("=")):
+        if text.startswith("(", skip_space_ahead(text, end)):
+            return True
+        before = skip_space_back(text, at)
+        while before > 0 and text[before - 1] == "(":
+            before = skip_space_back(text, before - 1)
+        if before > 0 and text[before - 1] == "=":
             return True
     return False
 

@@ -203,6 +203,8 @@ def test_a_word_is_spelled_whole(text, word, spelled):
     ("MyCopy(a)", "Copy", False),
     ("x.Copy(a)", "Copy", False),  # another object's attribute
     ("Copy.empty(3)", "Copy", False),  # a classmethod: its name is the member spelled
+    ("C = (" + " " * 300 + "Copy)", "Copy", True),  # however much space stands between
+    ("Copy" + "\n" * 300 + "(a)", "Copy", True),
 ])
 def test_a_class_is_called_or_aliased(text, spelled, called):
     assert refers_as_callee(text, spelled) is called
