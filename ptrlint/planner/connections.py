@@ -52,10 +52,16 @@ class Connections:
     targets: set[str]
 
     def __post_init__(self) -> None:
-        self.members: dict[str, set[str]] = {}  # a module or class -> its names that are a symbol
+        # a module or class -> its names that are a symbol: those that connect whatever spells them
+        # as `mod.name` (plain), and the classes among them
+        self.plain: dict[str, set[str]] = {}
+        self.class_members: dict[str, list[str]] = {}
         for symbol in self.symbols:
             owner, _, name = symbol.rpartition(".")
-            self.members.setdefault(owner, set()).add(name)
+            if symbol in self.classes:
+                self.class_members.setdefault(owner, []).append(name)
+            else:
+                self.plain.setdefault(owner, set()).add(name)
 
     def written_into(self, module: str) -> bool:
         return any(t == module or t.startswith(module + ".") for t in self.targets)
@@ -66,14 +72,11 @@ class Connections:
         for local, target in task.bindings().items():
             if target in self.symbols and self._reached(task, target, local):
                 return True
-            names = self.members.get(target)
-            if names is None:
-                continue
-            plain = {n for n in names if f"{target}.{n}" not in self.classes}
+            plain = self.plain.get(target)
             if plain and task.spells_attribute(local, plain):
                 return True
             if any(task.spells_attribute(local, {n}) and self._reached(task, f"{target}.{n}", f"{local}.{n}")
-                   for n in names if n not in plain):
+                   for n in self.class_members.get(target, ())):
                 return True
         return False
 
@@ -112,7 +115,7 @@ def _pointer_symbols(view: ProjectView, known: dict[int, OwnSymbols] | None = No
                 known[id(summary)] = own
         out.update(own.symbols)
         for symbol, use in own.classes.items():
-            classes[symbol] = classes[symbol].merged(use) if symbol in classes else use
+            _merge_into(classes, symbol, use)
         for target, exporter in own.exports:
             exporters.setdefault(target, []).append(exporter)
     for symbol in out.intersection(classes):
@@ -137,6 +140,10 @@ def _pointer_symbols(view: ProjectView, known: dict[int, OwnSymbols] | None = No
     return out, classes
 
 
+def _merge_into(classes: dict[str, ClassUse], symbol: str, use: ClassUse) -> None:
+    classes[symbol] = classes[symbol].merged(use) if symbol in classes else use
+
+
 class OwnSymbols:
     """The pointer symbols one summary defines (``symbols``: those that connect whatever imports
     them; ``classes``: classes, with what connects a text to them), and its re-exports (target,
@@ -151,8 +158,7 @@ class OwnSymbols:
             if word.startswith("__") and word.endswith("__"):
                 out.append(owner)  # `obj()`, `obj[i]`, `len(obj)`: a dunder is reached without its name
                 return
-            use = ClassUse(frozenset([word]), called)
-            classes[owner] = classes[owner].merged(use) if owner in classes else use
+            _merge_into(classes, owner, ClassUse(frozenset([word]), called))
 
         if names is not None:
             for cls, fields in summary.classes.items():
