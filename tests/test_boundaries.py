@@ -55,4 +55,4 @@ def test_built_wheel_ships_the_runtime_under_ptrlint(tmp_path):
     assert not any(n.startswith(("runtime/", "tests/", "benchmarks/")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "flake8.extension" in text and "vllm.general_plugins" in text and "ptrlint = ptrlint.cli:main" in text
+    assert "flake8.extension" in text and "vllm.general_plugins" in text and "ptrlint = ptrlint.cli:console" in text

@@ -229,3 +229,31 @@ def test_examples_folder_shows_real_findings():
     out = proc.stdout.decode()
     for code in ("PTR001", "PTR002", "PTR003", "PTR004", "PTR005", "PTR006"):
         assert code in out
+
+
+def test_console_delivers_all_output_through_a_pipe_and_keeps_the_cache(tmp_path):
+    """The command leaves with os._exit after main(): block-buffered output and the cache must survive."""
+    for i in range(300):
+        (tmp_path / f"m{i:03d}.py").write_text(BUGGY)
+    proc = run_cli("--jobs", "1", "--format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == 1 and len(proc.stdout) > 64 * 1024  # more than one pipe buffer
+    assert len(json.loads(proc.stdout)) == 300
+    assert any((tmp_path / ".ptrlint_cache").rglob("*")), "the cache is written before the hard exit"
+    warm = run_cli("--jobs", "1", "--format", "json", ".", cwd=tmp_path)
+    assert warm.returncode == 1 and warm.stdout == proc.stdout
+
+
+def test_console_reader_leaving_early_is_not_an_error(tmp_path):
+    import subprocess
+    import sys
+
+    for i in range(300):
+        (tmp_path / f"m{i:03d}.py").write_text(BUGGY)
+    proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "1", "."], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(100)
+    proc.stdout.close()  # like `ptrlint . | head -1`
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) in (0, 1)
+    assert b"Traceback" not in err and b"Exception ignored" not in err
