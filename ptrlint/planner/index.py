@@ -33,7 +33,7 @@ from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
 from ..sources import file_size, read_source, real_path
-from .connections import Connections, OwnSymbols, connections_of
+from .connections import CandidateRounds, Connections, OwnSymbols, connections_of
 from .files import lint_file
 from .manifest import Manifest, signature
 from .tasks import Task, classify, derive, restore, restore_given
@@ -298,13 +298,15 @@ class ProjectRun:
     def _settle(self) -> None:
         """Analyse candidates that got connected, and run again what read an answer that has
         changed since (writes of importers into a module's classes, summaries of cycles)."""
+        candidates = CandidateRounds()
         for _round in range(MAX_ROUNDS):
             view = self._view()
             connections = connections_of(view, self._symbols)
+            candidates.start(connections)
             again = []
             for task in list(self.tasks.values()):
                 if task.candidate and not task.analyse:
-                    if self._connected(task, connections):
+                    if candidates.connected(task, lambda t: self._connected(t, connections)):
                         task.analyse, task.light, task.summary = True, False, None
                         self._close_dependencies([task])
                         if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
