@@ -175,6 +175,7 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     record = record_of(task, evidence, site) if settings.cache_dir else None
     if not keep_text:
         task.text, task.has_text = "", False
+        task._imports = None  # its bindings and modules are derived: the import lines are not needed again
     return task, record
 
 

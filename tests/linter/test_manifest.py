@@ -172,3 +172,22 @@ torch.cuda.ptr
 def test_a_candidate_spells_a_name_as_its_attribute_uses_list_it(local, attr):
     """The settle round's directed search (one name) answers what the collected uses answer."""
     assert tasks.spells_attribute(_USES_TEXT, local, attr) == (attr in tasks.attribute_uses(_USES_TEXT, local))
+
+
+def test_a_task_read_from_disk_keeps_what_the_planner_needs_and_not_its_text(tmp_path):
+    """Thousands of tasks stay alive to the end of a run: each keeps its bindings, modules and light
+    summary, not its text nor its import lines (27 MB of 153 on a 20,000-file tree)."""
+    from ptrlint.config import Config
+    from ptrlint.settings import Settings, select_codes
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    path = tmp_path / "pkg" / "mod.py"
+    path.write_text("import torch\nfrom pkg.other import Table as T\n\n\ndef f(xs):\n"
+                    "    return torch.tensor([x.data_ptr() for x in xs], dtype=torch.int64)\n")
+    task, _sig, _record = tasks.classify(str(path), Settings(Config(), select_codes(["ALL"], [], [])), {})
+    assert isinstance(task, tasks.Task) and task.analyse
+    assert not task.has_text and task.text == "" and task._imports is None
+    assert task.bindings() == {"torch": "torch", "T": "pkg.other.Table"}
+    assert {"torch", "pkg.other", "pkg.other.Table"} <= task.modules()
+    assert task.light_summary().exports == task.bindings() and not task.has_text  # nothing read again
