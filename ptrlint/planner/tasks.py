@@ -9,6 +9,7 @@ lazily, only when an analysis or a fix needs it).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -68,11 +69,17 @@ class Task:
             self.has_text = True
         return self.text
 
-    def read_transiently(self) -> "_Transient":
+    @contextmanager
+    def read_transiently(self) -> Iterator[Task]:
         """A context in which :meth:`source` may read the text from disk, and after which a text so
         read is dropped again: the settle round reads a thousand candidates' texts on torch (ten
         thousand on a 20,000-file tree, 300 MB) to test a few words each."""
-        return _Transient(self)
+        kept = self.has_text
+        try:
+            yield self
+        finally:
+            if not kept:
+                self.text, self.has_text = "", False
 
     def _parsed_imports(self) -> tuple[list[tuple[str, str, str]], list[str]]:
         if self._imports is None:
@@ -113,18 +120,6 @@ class Task:
         if found is None:
             found = self._uses[local] = attribute_uses(self.source(), local)
         return found
-
-
-class _Transient:
-    def __init__(self, task: Task) -> None:
-        self.task, self.kept = task, task.has_text
-
-    def __enter__(self) -> Task:
-        return self.task
-
-    def __exit__(self, *_exc: object) -> None:
-        if not self.kept:
-            self.task.text, self.task.has_text = "", False
 
 
 # ----- records: what a text told, kept in the manifest -----------------------------------------------
