@@ -62,6 +62,10 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def holds(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (read or not, it may not serve)."""
+        return os.path.exists(self._path(key))
+
     def put(self, key: str, findings: list[Finding], extra: dict | None = None) -> None:
         try:
             self.ensure_dir()

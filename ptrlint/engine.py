@@ -98,15 +98,16 @@ def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link:
 
 
 def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None,
-                   only_summary: bool = False) -> Analysis:
-    """Findings (unless ``only_summary``) and what ``link`` keeps of the analysis for the index."""
+                   only_summary: bool = False, tree: ast.Module | None = None) -> Analysis:
+    """Findings (unless ``only_summary``) and what ``link`` keeps of the analysis for the index.
+    ``tree``: the text parsed already (:func:`parse_host` of this very text), taken over by the analysis."""
     with one_module():  # the module's garbage is collected once, after its analysis has returned
-        return _analyse_module(text, path, config, enabled, link, only_summary)
+        return _analyse_module(text, path, config, enabled, link, only_summary, tree)
 
 
 def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None,
-                    only_summary: bool) -> Analysis:
-    module = parse_host(text, parse)
+                    only_summary: bool, tree: ast.Module | None) -> Analysis:
+    module = tree if tree is not None else parse_host(text, parse)
     context = link.context() if link is not None else ModuleContext()
     facts = collect(module, analysis_options(config), context)
     source = SourceMap(text)
@@ -188,15 +189,17 @@ def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
 
 
 # ----- one text ----------------------------------------------------------------------------------
-def process_text(text: str, path: str, settings: Settings, link: ProjectLink | None = None) -> FileResult:
+def process_text(text: str, path: str, settings: Settings, link: ProjectLink | None = None,
+                 tree: ast.Module | None = None) -> FileResult:
     """Lint (and with settings.fixing, fix) one decoded text; never raises. The fixed text is
-    returned in ``new_text``; writing it (or a diff) is the caller's."""
+    returned in ``new_text``; writing it (or a diff) is the caller's. ``tree``: the text parsed
+    already (see :func:`analyse_module`)."""
     result = FileResult(path=path)
     try:
         if settings.prefilter and not prefilter(text, settings.config):
             return result
         with one_module():  # fixing re-analyses and libcst-parses the module: one collection for all of it
-            _lint_and_fix(text, path, settings, link, result)
+            _lint_and_fix(text, path, settings, link, result, tree)
     except ParseError as exc:
         result.error = FileError(path, exc.message, exc.line, exc.column)
     except RecursionError:
@@ -207,9 +210,10 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     return result
 
 
-def _lint_and_fix(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult) -> None:
+def _lint_and_fix(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult,
+                  tree: ast.Module | None = None) -> None:
     """The body of :func:`process_text`, filling ``result`` (its caller turns errors into results)."""
-    analysis = analyse_module(text, path, settings.config, settings.enabled, link)
+    analysis = analyse_module(text, path, settings.config, settings.enabled, link, tree=tree)
     findings = analysis.findings
     result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
     final_text = text

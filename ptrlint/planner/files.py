@@ -4,6 +4,7 @@ cells, with findings reported per cell."""
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import replace
 
@@ -44,7 +45,7 @@ def process_file(path: str, settings: Settings) -> FileResult:
 
 
 def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
-              text_override: str | None = None) -> FileResult:
+              text_override: str | None = None, tree: ast.Module | None = None) -> FileResult:
     """The parsing path of process_file (the caller has tried quick_result already): lint, then
     write the fix atomically (``--fix``) or show it (``--diff``). ``link``: the file's place in an
     index run (its results are cached by the run, not here)."""
@@ -56,7 +57,8 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
     real, data, text, encoding = read
     if text_override is not None:
         text = text_override
-    result = engine.process_text(text, path, replace(settings, prefilter=False, project_index=link is not None), link)
+    result = engine.process_text(text, path, replace(settings, prefilter=False, project_index=link is not None), link,
+                                 tree if text_override is not None else None)
     if result.error is None and result.new_text is not None:
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)

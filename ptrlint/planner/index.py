@@ -15,6 +15,7 @@ a pre-commit run on one file reads its neighbours' summaries from the cache.
 from __future__ import annotations
 
 import functools
+import gc
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Callable, Iterable, TypeVar
@@ -37,39 +38,12 @@ from .connections import CandidateRounds, Connections, OwnSymbols, connections_o
 from .files import lint_file
 from .manifest import Manifest, signature
 from .tasks import Task, classify, derive, restore, restore_given
+from .workers import Job, RunPool, execute, use_view
 
 MAX_ROUNDS = 4
 POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
 T = TypeVar("T")
-
-
-_VIEW: ProjectView | None = None
-
-
-def _init_worker(view: ProjectView) -> None:
-    global _VIEW
-    _VIEW = view
-
-
-def _execute(args: tuple[str, Settings, bool, str | None, bool]) -> FileResult:
-    """One task in a worker: findings and summary (or only the summary) with the worker's view;
-    a partial summary for a module nothing imports."""
-    path, settings, analyse, text, partial = args
-    assert _VIEW is not None
-    link = ModuleLink(_VIEW, path, summary=True, partial=partial)
-    if analyse:
-        return lint_file(path, settings, link, text_override=text)
-    result = FileResult(path=path)
-    if text is None:
-        read = read_source(path)
-        text = "" if isinstance(read, FileResult) else read[2]
-    try:
-        analysis = engine.analyse_module(text, path, settings.config, settings.enabled, link, only_summary=True)
-        result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
-    except Exception:  # noqa: BLE001 - a module we only read and cannot parse tells nothing
-        result.consulted = {}
-    return result
 
 
 class ProjectRun:
@@ -102,11 +76,15 @@ class ProjectRun:
         self._plain: set[str] = set()  # real paths of given files with neither evidence nor a site
         self._module_file = ModuleFiles()
         self._symbols: dict[int, OwnSymbols] = {}  # each summary's pointer symbols (by the summary's id)
+        self._pool = RunPool(self.jobs, gc.isenabled())  # the classification's workers, kept for the first round
 
     # ----- the run ---------------------------------------------------------------------------------
     def run(self) -> list[FileResult]:
         with planning_heap():
-            return self._run()
+            try:
+                return self._run()
+            finally:
+                self._pool.close()
 
     def _run(self) -> list[FileResult]:
         forget_listings()
@@ -114,6 +92,8 @@ class ProjectRun:
             self._classify_given()
         keep_heap()  # the tasks stay alive to the end: later collections need not scan them
         given = [t for t in self.tasks.values() if not t.light]
+        if self._pool.started:  # the classification's workers parse while this process plans
+            self._pool.run_ahead(_surely_analysed(given, self.texts, self.cache), self.round_settings)
         self._scan_importers()
         self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
         _mark_imported(self.tasks.values(), self._module_file)
@@ -150,18 +130,14 @@ class ProjectRun:
                 self._classified(path, restored)
         if not unread:
             return
-        pool = ProcessPoolExecutor(max_workers=self.jobs) if self.jobs > 1 and len(unread) >= POOL_MIN_FILES else None
-        try:
-            ordered = sorted(unread, key=lambda p: -file_size(p))
-            work = functools.partial(classify, settings=self.settings, texts=self.texts)
-            outputs = pool.map(work, ordered, chunksize=16) if pool is not None else map(work, ordered)
-            for path, (answer, sig, record) in zip(ordered, outputs):
-                self._classified(path, answer)
-                if self.manifest is not None and record is not None:
-                    self.manifest.put(real_path(path), sig, record)
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+        pool = self._pool.executor() if self.jobs > 1 and len(unread) >= POOL_MIN_FILES else None
+        ordered = sorted(unread, key=lambda p: -file_size(p))
+        work = functools.partial(classify, settings=self.settings, texts=self.texts)
+        outputs = pool.map(work, ordered, chunksize=16) if pool is not None else map(work, ordered)
+        for path, (answer, sig, record) in zip(ordered, outputs):
+            self._classified(path, answer)
+            if self.manifest is not None and record is not None:
+                self.manifest.put(real_path(path), sig, record)
 
     def _classified(self, path: str, answer: Task | FileResult) -> None:
         if isinstance(answer, FileResult):
@@ -263,16 +239,19 @@ class ProjectRun:
             task.from_cache = False
         args = [self._args(t) for t in sorted(tasks, key=lambda t: -(t.size or len(t.text)))]
         by_path = {t.path: t for t in tasks}
-        if self.jobs == 1 or len(tasks) < 4:
-            _init_worker(view)
-            outputs = [_execute(a) for a in args]
-        else:
-            with ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker, initargs=(view,)) as pool:
-                outputs = list(pool.map(_execute, args, chunksize=1))
+        # the first round runs in the workers that parsed ahead; later rounds start theirs with the view
+        outputs = self._pool.first_round(args, view) if self._pool.ahead else None
+        self._pool.close()
+        if outputs is None and (self.jobs == 1 or len(tasks) < 4):
+            use_view(view)
+            outputs = [execute(a) for a in args]
+        elif outputs is None:
+            with ProcessPoolExecutor(max_workers=self.jobs, initializer=use_view, initargs=(view,)) as pool:
+                outputs = list(pool.map(execute, args, chunksize=1))
         for arg, result in zip(args, outputs):
             self._done(by_path[arg[0]], result)
 
-    def _args(self, task: Task) -> tuple[str, Settings, bool, str | None, bool]:
+    def _args(self, task: Task) -> Job:
         overridden = task.path in self.texts or task.real in self.texts
         text = (task.text if task.has_text else None) if not task.analyse or overridden else None
         return task.path, self.round_settings, task.analyse, text, not task.imported
@@ -365,6 +344,14 @@ class ProjectRun:
             return False
         entry = self.cache.get_entry(task.key, task.path) if task.key else None
         return entry is not None and _restore_result(task, *entry)
+
+
+def _surely_analysed(given: list[Task], texts: dict[str, str], cache: Cache | None) -> list[str]:
+    """The given modules analysed for findings in the first round whatever the plan (read from
+    disk, no cached result), largest first: what the workers parse ahead (planner/workers.py)."""
+    sure = [t for t in given if t.analyse and t.path not in texts and t.real not in texts
+            and not t.path.endswith(".ipynb") and not (cache is not None and t.key and cache.holds(t.key))]
+    return [t.path for t in sorted(sure, key=lambda t: -(t.size or len(t.text)))]
 
 
 def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileResult,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import pickle
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,16 +66,26 @@ class ProjectConsumers:
         self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
         self._texts: dict[str, tuple[str, dict[str, int], dict[str, str]]] = {}  # files read for factory lookups
         self._known: dict[str, set[str]] = {}  # real path -> imported modules, as the planner read them
+        self._known_pickled: bytes | None = None  # _known, as shipped: unpickled when first asked
 
     def __getstate__(self) -> dict[str, object]:
         """What a worker process gets: the import tables (a dict per project), never the parsed
         modules or the answers built on them (each process parses what it asks about)."""
-        return {"_imports": self._imports, "_known": self._known}
+        return {"_imports": self._imports, "_known": self._known, "_known_pickled": self._known_pickled}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__()  # type: ignore[misc]
         self._imports = state["_imports"]  # type: ignore[assignment]
         self._known = state["_known"]  # type: ignore[assignment]
+        self._known_pickled = state.get("_known_pickled")  # type: ignore[assignment]
+
+    def shipped(self) -> ProjectConsumers:
+        """A copy for a worker started before the run's imports were read: the planner's import
+        table pickled apart, unpickled only if the worker asks for a module's importers (few do)."""
+        copy = ProjectConsumers()
+        copy._imports = self._imports
+        copy._known_pickled = pickle.dumps(self._known, protocol=pickle.HIGHEST_PROTOCOL)
+        return copy
 
     def known_imports(self, real: str, modules: set[str]) -> None:
         """What a project file imports, read by the planner from the file on disk (its
@@ -246,6 +257,8 @@ class ProjectConsumers:
     def _importers(self, own_file: Path, module: str) -> list[str]:
         """Project files whose import lines name ``module`` (each file read once per process)."""
         root = str(_package_root(own_file, module))
+        if self._known_pickled is not None:
+            self._known, self._known_pickled = pickle.loads(self._known_pickled), None
         table = self._imports.get(root)
         if table is None:
             table = self._imports[root] = {}

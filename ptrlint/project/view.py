@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Iterable
 
@@ -67,6 +69,16 @@ class ProjectView:
             elif not changed.isdisjoint(passed):
                 continue
             self._probed.setdefault(probe, (answer, passed))
+
+    def shipped(self) -> ProjectView:
+        """This view as a worker that was started before it gets it (pickled): its summaries each
+        pickled apart and unpickled when first looked up (:class:`ShippedSummaries`), and the
+        planner's import table likewise (``ProjectConsumers.shipped``)."""
+        view = ProjectView.__new__(ProjectView)
+        view.__dict__.update(self.__dict__)
+        view.summaries = ShippedSummaries(self.summaries)  # type: ignore[assignment]
+        view.consumers = self.consumers.shipped()
+        return view
 
     def for_module(self, module: str, bases: tuple[Path, ...]) -> "ProjectView":
         """The same summaries, with a fresh record of lookups, for analysing ``module``."""
@@ -297,3 +309,36 @@ def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
     elif what == "into":
         cls, _, attr = qname.rpartition(".")
         probe.external_writes(cls, attr)
+
+
+class ShippedSummaries(Mapping[str, ModuleSummary]):
+    """A view's summaries on their way to a worker: each pickled on its own, and unpickled on the
+    worker's first lookup of its module. A worker looks into a few hundred of the thousands of
+    modules a large tree has, and unpickling them all cost each worker 0.06 s on sglang."""
+
+    def __init__(self, summaries: Mapping[str, ModuleSummary]) -> None:
+        self._pickled = {module: pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+                         for module, summary in summaries.items()}
+        self._loaded: dict[str, ModuleSummary] = {}
+
+    def __getitem__(self, module: str) -> ModuleSummary:
+        found = self._loaded.get(module)
+        if found is None:
+            found = self._loaded[module] = pickle.loads(self._pickled[module])
+        return found
+
+    def __contains__(self, module: object) -> bool:
+        return module in self._pickled
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pickled)
+
+    def __len__(self) -> int:
+        return len(self._pickled)
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"_pickled": self._pickled}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self._pickled = state["_pickled"]  # type: ignore[assignment]
+        self._loaded = {}
