@@ -48,7 +48,8 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
               text_override: str | None = None, tree: ast.Module | None = None) -> FileResult:
     """The parsing path of process_file (the caller has tried quick_result already): lint, then
     write the fix atomically (``--fix``) or show it (``--diff``). ``link``: the file's place in an
-    index run (its results are cached by the run, not here)."""
+    index run (its results are cached by the run, not here). ``tree``: ``text_override`` parsed
+    already (planner/workers.py parses ahead); without the text it came from, it is not used."""
     if path.endswith(".ipynb"):
         return lint_notebook(path, settings)
     read = read_source(path)
