@@ -237,7 +237,7 @@ class ProjectRun:
             return
         for task in tasks:
             task.from_cache = False
-        args = [self._args(t) for t in sorted(tasks, key=lambda t: -(t.size or len(t.text)))]
+        args = [self._args(t) for t in _largest_first(tasks)]
         by_path = {t.path: t for t in tasks}
         # the first round runs in the workers that parsed ahead; later rounds start theirs with the view
         outputs = self._pool.first_round(args, view) if self._pool.ahead else None
@@ -351,7 +351,13 @@ def _surely_analysed(given: list[Task], texts: dict[str, str], cache: Cache | No
     disk, no cached result), largest first: what the workers parse ahead (planner/workers.py)."""
     sure = [t for t in given if t.analyse and t.path not in texts and t.real not in texts
             and not t.path.endswith(".ipynb") and not (cache is not None and t.key and cache.holds(t.key))]
-    return [t.path for t in sorted(sure, key=lambda t: -(t.size or len(t.text)))]
+    return [t.path for t in _largest_first(sure)]
+
+
+def _largest_first(tasks: list[Task]) -> list[Task]:
+    """The order work is handed to the workers in: the largest modules first, so that none is left
+    to run alone at the end."""
+    return sorted(tasks, key=lambda t: -(t.size or len(t.text)))
 
 
 def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileResult,

@@ -85,15 +85,15 @@ def _plan_view(published: str | None) -> ProjectView | None:
     return _VIEW
 
 
-def execute(job: Job, published: str | None = None) -> FileResult:
+def execute(job: Job, published: str | None = None, tree: ast.Module | None = None) -> FileResult:
     """One module in a worker: findings and summary (or only the summary) with the worker's view;
-    a partial summary for a module nothing imports."""
+    a partial summary for a module nothing imports. ``tree``: the job's text, parsed ahead."""
     path, settings, analyse, text, partial = job
     view = _plan_view(published)
     assert view is not None
     link = ModuleLink(view, path, summary=True, partial=partial)
     if analyse:
-        return lint_file(path, settings, link, text_override=text)
+        return lint_file(path, settings, link, text_override=text, tree=tree)
     result = FileResult(path=path)
     if text is None:
         read = read_source(path)
@@ -146,8 +146,7 @@ def parse_ahead(paths: list[str], settings: Settings, published: str) -> tuple[d
             if view is None:
                 rest.append(path)
                 continue
-            link = ModuleLink(view, path, summary=True, partial=path in _PARTIAL)
-            results[path] = lint_file(path, settings, link, text_override=text, tree=tree)
+            results[path] = execute((path, settings, True, text, path in _PARTIAL), published, tree)
             del tree
         return results, rest
     finally:
