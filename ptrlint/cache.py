@@ -25,7 +25,7 @@ CACHEDIR_TAG = (
 )
 
 
-CACHE_FORMAT = "6"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields)
+CACHE_FORMAT = "7"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields; 7: fixes chosen by every consumer, alternatives)
 
 
 class Cache:

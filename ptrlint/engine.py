@@ -145,7 +145,12 @@ def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, pat
             if diag.intents is not None:
                 intents = diag.intents()
                 if intents:
-                    fix = Fix(diag.safe, tuple(sorted(set(intents))), diag.fix_title)
+                    alternatives = []
+                    for title, make in diag.alternatives:
+                        other = make()
+                        if other and set(other) != set(intents):
+                            alternatives.append(Fix(False, tuple(sorted(set(other))), title))
+                    fix = Fix(diag.safe, tuple(sorted(set(intents))), diag.fix_title, alternatives=tuple(alternatives))
             related = tuple(_related(source, node, message) for node, message in diag.evidence)
             findings.append(Finding(path, start_line, start_column, end_line, end_column, rule_cls.code,
                                     rule_cls.name, diag.message, fix, related))
@@ -165,7 +170,8 @@ def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
 
     A fix whose intents libcst cannot apply is dropped (the finding stays, without a fix).
     """
-    intents = {i for f in findings if f.fix is not None and not f.fix.edits for i in f.fix.intents}
+    intents = {i for f in findings if f.fix is not None and not f.fix.edits
+               for fix in (f.fix, *f.fix.alternatives) for i in fix.intents}
     if not intents:
         return findings
     from .rewrite.render import render  # libcst is imported only by runs that apply or show fixes
@@ -178,14 +184,21 @@ def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
     for finding in findings:
         fix = finding.fix
         if fix is not None and not fix.edits:
-            rendered = [edits.get(i) for i in fix.intents]
-            if all(e is not None for e in rendered):
-                fix = replace(fix, edits=tuple(sorted(set(rendered))))  # type: ignore[arg-type]
-            else:
-                fix = None
+            fix = _rendered(fix, edits)
+            if fix is not None:
+                kept = (_rendered(a, edits) for a in fix.alternatives)
+                fix = replace(fix, alternatives=tuple(a for a in kept if a is not None))
             finding = replace(finding, fix=fix)
         out.append(finding)
     return out
+
+
+def _rendered(fix: Fix, edits: dict) -> Fix | None:
+    """The fix with the text edits of its intents, or None where the rewrite engine could not apply one."""
+    rendered = [edits.get(i) for i in fix.intents]
+    if any(e is None for e in rendered):
+        return None
+    return replace(fix, edits=tuple(sorted(set(rendered))))  # type: ignore[arg-type]
 
 
 # ----- one text ----------------------------------------------------------------------------------

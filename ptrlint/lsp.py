@@ -3,7 +3,7 @@
 Diagnostics are published on open, save and (debounced) change, using the same configuration
 resolution as the CLI (the nearest pyproject.toml with [tool.ptrlint] above the file). The
 evidence becomes related information; each fix is offered as a code action (safe fixes as
-preferred quick fixes, unsafe ones labelled).
+preferred quick fixes, unsafe ones labelled), and so is each unsafe alternative a fix offers.
 """
 
 from __future__ import annotations
@@ -223,20 +223,21 @@ def code_action(ls: PtrlintServer, params: types.CodeActionParams) -> list[types
         finding = render_fixes(document.source, [finding])[0]  # the rewrite engine runs only here
         if finding.fix is None:
             continue
-        edits = [
-            types.TextEdit(range=_range(lines, e.location, e.end_location, codec), new_text=e.text)
-            for e in finding.fix.edits
-        ]
-        title = f"{finding.code}: {finding.fix.title or 'apply fix'}" + ("" if finding.fix.safe else " (unsafe)")
-        actions.append(
-            types.CodeAction(
-                title=title,
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                is_preferred=finding.fix.safe,
-                edit=types.WorkspaceEdit(changes={uri: edits}),
+        for fix in (finding.fix, *finding.fix.alternatives):  # the fix, then the unsafe alternatives it offers
+            edits = [
+                types.TextEdit(range=_range(lines, e.location, e.end_location, codec), new_text=e.text)
+                for e in fix.edits
+            ]
+            title = f"{finding.code}: {fix.title or 'apply fix'}" + ("" if fix.safe else " (unsafe)")
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=fix.safe and fix is finding.fix,
+                    edit=types.WorkspaceEdit(changes={uri: edits}),
+                )
             )
-        )
     return actions
 
 

@@ -55,7 +55,9 @@ class Intent:
     - ``add_import_name``: the ImportFrom gets the name ``value`` appended;
     - ``append_view``: the Call ``torch.tensor(...)`` becomes ``torch.tensor(...).view(value)``;
     - ``view_receiver``: the method call ``x.numpy()`` becomes ``x.view(value).numpy()``;
-    - ``wrap_uint64_tensor``: the expression ``p`` becomes ``value.tensor(p, dtype=value.uint64)``.
+    - ``wrap_uint64_tensor``: the expression ``p`` becomes ``value.tensor(p, dtype=value.uint64)``;
+    - ``wrap_call``: the expression ``p`` becomes ``value(p)`` (``np.uint64(p)``);
+    - ``append_astype``: the expression ``ids`` becomes ``ids.astype(value)``.
     """
 
     start: int
@@ -73,20 +75,29 @@ class Intent:
 
 @dataclass(frozen=True)
 class Fix:
-    """A fix: intents (decided by the analysis) and, once rendered by the rewrite engine, text edits."""
+    """A fix: intents (decided by the analysis) and, once rendered by the rewrite engine, text edits.
+
+    ``alternatives``: other fixes offered besides this one, each unsafe (the plain uint64 change of a
+    table whose readers ptrlint could not all see, beside the safe bit-preserving fix). ``--fix``
+    applies only the fix itself; editors offer the alternatives as further code actions, and JSON
+    and SARIF list them."""
 
     safe: bool
     intents: tuple[Intent, ...]
     title: str = ""
     edits: tuple[Edit, ...] = ()
+    alternatives: tuple["Fix", ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "safe": self.safe,
             "title": self.title,
             "edits": [e.to_json() for e in self.edits],
             "intents": [i.to_json() for i in self.intents],
         }
+        if self.alternatives:
+            out["alternatives"] = [a.to_json() for a in self.alternatives]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Fix":
@@ -95,6 +106,7 @@ class Fix:
             title=str(data.get("title", "")),
             intents=tuple(Intent.from_json(i) for i in data.get("intents", [])),
             edits=tuple(Edit.from_json(e) for e in data.get("edits", [])),
+            alternatives=tuple(Fix.from_json(a) for a in data.get("alternatives", [])),
         )
 
 

@@ -146,7 +146,7 @@ PASSTHROUGH_METHODS = frozenset({
 })
 # Attributes that view a buffer without changing its values (CpuGpuBuffer, numpy).
 VIEW_ATTRIBUTES = frozenset({"np", "cpu", "gpu", "T", "data"})
-# Uses of a buffer that uint64 tensors do not support (make a dtype fix unsafe).
+# Methods and functions uint64 tensors lack kernels for (analysis/uses.py: uses that need int64, or order).
 UNSAFE_METHODS = frozenset({
     "max", "min", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "aminmax", "mean",
     "searchsorted", "index_select", "index_put_", "index_put", "index_add_", "index_add", "diff", "bucketize",

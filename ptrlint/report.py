@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .model import FileError, Finding
+from .model import FileError, Finding, Fix
 from .rules import ALL_RULES, RULES_BY_CODE
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -96,9 +96,12 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
         pad = " " * (len(str(f.line + 1)) + 1)
         if f.fix is not None:
             label = f.fix.title or "apply the fix"
-            change = _describe_edits(f, lines)
+            change = _describe_edits(f.fix, lines)
             note = "" if f.fix.safe else " (unsafe: applied with --fix --unsafe-fixes)"
             out.append(f"{pad}{paint('= help:', 'cyan')} {label}{': ' + change if change else ''}{note}")
+            for other in f.fix.alternatives:  # offered in editors; --fix applies only the fix above
+                change = _describe_edits(other, lines)
+                out.append(f"{pad}{paint('= or:', 'cyan')} {other.title}{': ' + change if change else ''}")
         if show_evidence:
             for r in f.related:
                 where = location(r.path or f.path, r.cell, r.line, r.column)
@@ -110,10 +113,10 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
     return "\n".join(out) + "\n" if out else ""
 
 
-def _describe_edits(f: Finding, lines: list[str]) -> str:
+def _describe_edits(fix: Fix, lines: list[str]) -> str:
     """``replace `torch.int64` with `torch.uint64```; ``insert `, dtype=torch.uint64```."""
     parts = []
-    for e in f.fix.edits if f.fix is not None else ():
+    for e in fix.edits:
         (line, column), (end_line, end_column) = e.location, e.end_location
         old = ""
         if line == end_line and 1 <= line <= len(lines):
@@ -238,9 +241,9 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
                 }
                 for i, r in enumerate(f.related)
             ]
-        if f.fix is not None:
+        if f.fix is not None:  # the fix first, then the unsafe alternatives it offers
             result["fixes"] = [{
-                "description": {"text": f.fix.title + ("" if f.fix.safe else " (unsafe)")},
+                "description": {"text": fix.title + ("" if fix.safe else " (unsafe)")},
                 "artifactChanges": [{
                     "artifactLocation": {"uri": _uri(f.path)},
                     "replacements": [
@@ -248,10 +251,10 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
                             "deletedRegion": _region(*e.location, *e.end_location),
                             "insertedContent": {"text": e.text},
                         }
-                        for e in f.fix.edits
+                        for e in fix.edits
                     ],
                 }],
-            }]
+            } for fix in (f.fix, *f.fix.alternatives)]
         results.append(result)
     notifications = [
         {

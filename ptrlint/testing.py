@@ -14,7 +14,8 @@ OLD_DTYPE_TOKENS = {
     "c_uint", "c_uint32", "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float",
 }
 NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to",
-              "view", "tensor"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p, dtype=...)`
+              "view", "tensor", "astype"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p,
+# dtype=...)`; PTR007: `np.uint64(p) + ids.astype(np.uint64)`
 SIGNED_VIEW_TOKENS = {"int64", "long", "intp", "longlong", "int_", "int"}  # the dtype a bit-preserving view hands on
 LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
 

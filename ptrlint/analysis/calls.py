@@ -7,12 +7,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import CREATION_CALLS, FILL_VALUE_INDEX, UNSAFE_FUNCTIONS
+from ..names import CREATION_CALLS, FILL_VALUE_INDEX
 from .factories import FactorySignature, factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
-from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, dotted,
-                     keyword, positional, string_value)
+from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, keyword, positional, string_value)
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -33,12 +32,6 @@ class CallClassifier:
             self.record_cast(node, method, receiver, args, scope, raising)
             return
         qnames = self.m.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
-        for qname in qnames:
-            if qname in UNSAFE_FUNCTIONS:
-                for arg in args[:2]:
-                    self.m.unsafe_use(arg, node, f"{qname.rpartition('.')[2]}()")
-                break
-        self.record_element_type_args(node)
         if id(node) in self.m.creation_by_id:
             return
         if qnames & NUMPY_SCALAR_CASTS and args:
@@ -59,15 +52,6 @@ class CallClassifier:
                     self.m.add(self.m.stores, self.m.alias_key(args[0]), Binding("seq", source, node))
                 return
         self.record_constructor_arguments(node)
-
-    def record_element_type_args(self, node: ast.Call) -> None:
-        """``f(table, cutlass.Int64)``: a consumer that names a signed 64-bit element type insists on int64."""
-        element = self.m.types.element_type_argument(node)
-        if element is not None:
-            spelled = dotted(element) or attr_name(element)
-            for other in (*node.args, *(k.value for k in node.keywords)):
-                if other is not element:
-                    self.m.unsafe_use(other, node, f"passed with `{spelled}`")
 
     def record_creation(self, node: ast.Call, qnames: set[str], scope: LiteScope, raising: bool) -> bool:
         qname = next((q for q in qnames if q in CREATION_CALLS), None)

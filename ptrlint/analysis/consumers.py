@@ -3,11 +3,22 @@
 This module owns fix safety by consumers (DESIGN.md "Fix safety (phase 3)"). It follows a
 buffer from its creation to every use: through its aliases (the alias classes of ``facts.py``),
 copies that keep its dtype (slices, gathers, ``.to()``, ``cat``, ``*_like``), results of
-arithmetic on it, the parameters of module functions it is passed to, the callers of functions
-that return it, containers it is appended to and, through the project index, functions and
-callers in other modules. Each use is classified (:class:`~.uses.UseKind`, by :mod:`.use_kinds`); :func:`~.uses.choose_fix` turns
-the uses into one of three answers: the plain uint64 dtype, the bit-preserving fix (create
-unsigned, hand on the original signed dtype's bits), or no safe fix.
+arithmetic on it, the parameters of functions it is passed to, the callers of functions that
+return it, the containers and objects that hold it (a tuple returned and unpacked, a dataclass
+field, an attribute: :mod:`.held` follows a value that holds the table, with the
+:class:`~.uses.Trail`'s path from the value to the table) and, through the project index, the
+functions, callers and readers in other modules. Each use is classified (:class:`~.uses.UseKind`,
+by :mod:`.use_kinds`); :func:`~.uses.choose_fix` turns the uses into one of three answers: the
+plain uint64 dtype, the bit-preserving fix (create unsigned, hand on the original signed dtype's
+bits), or no safe fix.
+
+A use ptrlint does not follow to its end (returned where nothing in the project calls, stored
+where nothing in the project reads it, passed to code it cannot see) is never taken for
+uint64-ready: plain uint64 is chosen only when every use was seen.
+
+Attributes are read by name: every ``x.attr`` the project spells is a reader of a table stored
+in an attribute ``attr`` (unless ``x`` is known to be an instance of another class), since any
+object may be passed anywhere. That reads more than the table's own readers, never fewer.
 
 It also answers the other half of the phase-3 rule, "only Python ints overflow": whether any
 Python int ever enters a signed table (:meth:`.int_entry.PythonInts.python_int_enters`), and whether its
@@ -22,11 +33,13 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from .held import HeldUses
 from .int_entry import PythonInts
+from .readers import Readers
 from .records import Creation, FunctionNode, Key
 from .syntax import attr_name, is_slice_subscript
 from .use_kinds import UseClassifier
-from .uses import LOOPS, MAX_DEPTH, Use, UseKind
+from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
 from .values import ModuleFacts
 
 
@@ -34,7 +47,9 @@ class Consumers:
     """The uses of one module's buffers, with cross-module answers from the project view.
 
     It finds the uses (following aliases, copies, parameters, returns and containers);
-    ``self.kinds`` classifies each one and ``self.ints`` answers where Python ints enter.
+    ``self.kinds`` classifies each one, ``self.held`` follows values that hold a table,
+    ``self.readers`` finds the readers of attributes and names (and answers other modules'
+    questions), and ``self.ints`` answers where Python ints enter.
     """
 
     def __init__(self, module: ast.Module, facts: ModuleFacts, int64_consumers: tuple[str, ...] = (),
@@ -50,13 +65,15 @@ class Consumers:
         self.uint64_consumers = uint64_consumers
         self.parents: dict[int, ast.AST] | None = None
         self.loads: dict[Key, list[ast.expr]] = {}
+        self.attribute_loads: dict[str, list[ast.Attribute]] = {}  # every `x.attr` read, by attr
+        self.method_calls: dict[str, list[ast.Call]] = {}  # every `x.name(...)`, by name
         self.callers: dict[int, list[ast.Call]] = {}
         self.memo: dict[tuple, tuple[Use, ...]] = {}
-        self.kinds, self.ints = UseClassifier(self), PythonInts(self)
+        self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
 
     def release(self) -> None:
-        """Drop the classifiers, which point back at this object (see ``ModuleFacts.release``)."""
-        del self.kinds, self.ints
+        """Drop the parts, which point back at this object (see ``ModuleFacts.release``)."""
+        del self.kinds, self.ints, self.held, self.readers
 
     def build_index(self) -> dict[int, ast.AST]:
         if self.parents is not None:
@@ -74,19 +91,41 @@ class Consumers:
                 key = c.key_of(node)
                 if key is not None:
                     self.loads.setdefault(self.facts.root(key), []).append(node)  # type: ignore[arg-type]
-            elif cls is ast.Call and attr_name(node.func) in names:  # type: ignore[attr-defined]
-                target = c.types.function_called(node.func)  # type: ignore[attr-defined]
-                if target is not None:
-                    self.callers.setdefault(id(target), []).append(node)  # type: ignore[arg-type]
+                if cls is ast.Attribute:
+                    self.attribute_loads.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined,arg-type]
+            elif cls is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if isinstance(func, ast.Attribute):
+                    self.method_calls.setdefault(func.attr, []).append(node)  # type: ignore[arg-type]
+                if attr_name(func) in names:
+                    target = c.types.function_called(func)
+                    if target is not None:
+                        self.callers.setdefault(id(target), []).append(node)  # type: ignore[arg-type]
         self.parents = parents
         return parents
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.build_index().get(id(node))
 
-    def roots(self, creation: Creation) -> set[Key]:
+    def roots(self, creation: Creation) -> list[Key]:
+        """The alias classes the creation's buffer lives in: its own, then the names and attributes
+        it was stored in, in the order the module stores it (a list: keys hold ids, and the order
+        of a set of them changes from run to run, so would the order of the uses)."""
         facts = self.facts
-        return {facts.root(creation.key), *(facts.root(k) for k in facts.locations.get(creation.key, []))}
+        out: list[Key] = []
+        for key in (creation.key, *facts.locations.get(creation.key, [])):
+            root = facts.root(key)
+            if root not in out:
+                out.append(root)
+        return out
+
+    def written(self, creation: Creation) -> list[Key]:
+        """The alias classes whose writes reach the creation's buffer: its roots, and every location
+        that may be the same attribute (:meth:`.readers.Readers.same_attribute`)."""
+        memo = self.memo.get(("w", id(creation.call)))
+        if memo is None:
+            memo = self.memo[("w", id(creation.call))] = tuple(self.readers.same_attribute(self.roots(creation)))  # type: ignore[assignment]
+        return list(memo)  # type: ignore[arg-type]
 
     def of_creation(self, creation: Creation) -> tuple[Use, ...]:
         memo = self.memo.get(("c", id(creation.call)))
@@ -94,14 +133,19 @@ class Consumers:
             return memo
         self.build_index()
         visited: set[object] = set()
-        numpy = creation.library == "numpy"
-        uses = list(self.class_uses(self.roots(creation), numpy, False, 0, visited, creation.call))
+        trail = Trail(numpy=creation.library == "numpy")
+        uses = list(self.class_uses(self.roots(creation), trail, visited, creation.call))
         parent = self.parent(creation.call)
         if not self.binds_alias(creation.call, parent):
-            uses.extend(self.context(creation.call, numpy, False, 0, visited))
+            uses.extend(self.context(creation.call, trail, visited))
         result = tuple(uses)
         self.memo[("c", id(creation.call))] = result
         return result
+
+    def of_expression(self, expr: ast.AST, numpy: bool = False) -> list[Use]:
+        """The uses of the value an expression computes (the result of PTR007's arithmetic)."""
+        self.build_index()
+        return self.context(expr, Trail(numpy=numpy), set())
 
     def binds_alias(self, expr: ast.AST, parent: ast.AST | None) -> bool:
         """``x = expr`` / ``self.x: T = expr``: the target is in the creation's alias class."""
@@ -110,21 +154,38 @@ class Consumers:
             return all(isinstance(t, (ast.Name, ast.Attribute)) for t in targets)
         return False
 
-    def class_uses(self, roots: set[Key], numpy: bool, after: bool, depth: int, visited: set[object],
-                    anchor: ast.AST | None = None) -> list[Use]:
+    # ----- the loads of a storage location ------------------------------------------------------------
+    def class_uses(self, roots: list[Key], trail: Trail, visited: set[object], anchor: ast.AST | None = None) -> list[Use]:
+        """Uses of the values stored in ``roots``: their loads here, and for an attribute or a
+        module-level name, its readers anywhere in the project. A location nothing reads is an escape:
+        its readers are out of sight."""
+        members = [m for root in roots for m in self.facts.groups.get(root, [root])]
+        shared = [m for m in dict.fromkeys(members)  # an alias class may hold an attribute or module-level name
+                  if (m[0] in ("a", "o") and isinstance(m[2], str) and not m[2].startswith("["))
+                  or (m[0] == "n" and m[1] == id(self.c.module_scope))]
+        tokens = {("shared", m[2] if m[0] != "n" else m, trail.path) for m in shared}
+        fresh = bool(tokens - visited)  # a location an enclosing follow met already is checked there
+        visited.update(tokens)  # before following: what the loads lead back to is this location
         out: list[Use] = []
-        loads = [node for root in roots for node in self.loads.get(root, [])]
-        for node in loads:
-            if id(node) in visited:
-                continue
-            visited.add(id(node))
-            out.extend(self.context(node, numpy, after, depth, visited))
-        shared = any(r[0] == "a" or (r[0] == "n" and r[1] == id(self.c.module_scope)) for r in roots)
-        if shared and not self.read_here(out):
-            # an attribute or module name that nothing here reads: whoever reads it is out of sight
+        for root in roots:
+            for node in self.loads.get(root, []):
+                if id(node) not in visited:
+                    visited.add(id(node))
+                    out.extend(self.context(node, trail, visited))
+        for member in shared:
+            if member[0] == "n":
+                out.extend(self.readers.name_readers(member[2], trail, visited))
+            else:
+                out.extend(self.readers.attribute_readers(member, trail, visited))
+        if fresh and not self.read_here(out) and not trail.in_field:
             out.append(Use(UseKind.ESCAPE, self.anchor(roots) or anchor or self.module.body[0],
-                           "stored where nothing in this module reads its values", after))
+                           "stored where nothing in the project reads its values", trail.after))
         return out
+
+    @staticmethod
+    def carried(found: list[Use] | None, trail: Trail) -> list[Use]:
+        """Uses found in another module, seen from here (a table computed from ours stays one)."""
+        return [replace(u, after_arithmetic=trail.after or u.after_arithmetic) for u in found or ()]
 
     @staticmethod
     def read_here(uses: list[Use]) -> bool:
@@ -134,31 +195,36 @@ class Consumers:
         opaque = [u for u in readers if u.opaque]
         return len(readers) > 1 or (len(readers) == 1 and not opaque)
 
-    def anchor(self, roots: set[Key]) -> ast.AST | None:
-        for root in roots:
-            for binding in self.c.bindings.get(root, []):
-                return binding.node
-        return None
+    def anchor(self, roots: list[Key]) -> ast.AST | None:
+        """Where the values were stored: the first binding of the locations, in source order."""
+        nodes = [binding.node for root in roots for member in self.facts.groups.get(root, [root])
+                 for binding in self.c.bindings.get(member, [])]
+        return min(nodes, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)), default=None)
 
-    def follow_target(self, target: ast.AST, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
-        """Uses of a name a derived table was assigned to."""
+    def follow_target(self, target: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
+        """Uses of a name or attribute a value was assigned to."""
         key = self.c.key_of(target)
         if key is None:
-            return [Use(UseKind.ESCAPE, target, "stored where ptrlint cannot follow it", after)]
+            return [Use(UseKind.ESCAPE, target, "stored where ptrlint cannot follow it", trail.after)]
         root = self.facts.root(key)
-        if ("root", root, after) in visited:
+        token = ("root", root, trail.after, trail.path)
+        if token in visited:
             return []
-        visited.add(("root", root, after))
-        return self.class_uses({root}, numpy, after, depth + 1, visited)
+        visited.add(token)
+        return self.class_uses([root], trail.step(), visited)
 
-    def context(self, expr: ast.AST, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
-        if depth > MAX_DEPTH:
-            return [Use(UseKind.ESCAPE, expr, "followed too far to see its readers", after)]
+    # ----- what the code around one load of the table does with it ---------------------------------
+    def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
+        if trail.depth > MAX_DEPTH:
+            return [Use(UseKind.ESCAPE, expr, "followed too far to see its readers", trail.after)]
+        if trail.path:
+            return self.held.context(expr, trail, visited)
         parent = self.parent(expr)
         if parent is None:
             return []
-        same = lambda: self.context(parent, numpy, after, depth + 1, visited)  # noqa: E731
+        same = lambda: self.context(parent, trail.step(), visited)  # noqa: E731
         cls = parent.__class__
+        after = trail.after
         if cls is ast.Subscript and parent.value is expr:  # type: ignore[attr-defined]
             if not isinstance(parent.ctx, ast.Load):  # type: ignore[attr-defined]
                 return [Use(UseKind.READY, parent, "element store", write=True)]
@@ -169,16 +235,16 @@ class Consumers:
                 return same()
             return [Use(UseKind.READBACK, parent, "reads an element", after), *same()]
         if cls is ast.Attribute and parent.value is expr:  # type: ignore[attr-defined]
-            return self.kinds.attribute_use(parent, numpy, after, depth, visited)  # type: ignore[arg-type]
+            return self.kinds.attribute_use(parent, trail, visited)  # type: ignore[arg-type]
         if cls is ast.Call:
-            return self.kinds.argument_use(parent, expr, numpy, after, depth, visited)  # type: ignore[arg-type]
+            return self.kinds.argument_use(parent, expr, trail, visited)  # type: ignore[arg-type]
         if cls is ast.keyword:
             call = self.parent(parent)
             if isinstance(call, ast.Call):
-                return self.kinds.argument_use(call, expr, numpy, after, depth, visited, keyword=parent.arg)  # type: ignore[attr-defined]
+                return self.kinds.argument_use(call, expr, trail, visited, keyword=parent.arg)  # type: ignore[attr-defined]
             return []
         if cls is ast.BinOp:
-            return self.kinds.arithmetic_use(parent, expr, numpy, after, depth, visited)  # type: ignore[arg-type]
+            return self.kinds.arithmetic_use(parent, expr, trail, visited)  # type: ignore[arg-type]
         if cls is ast.AugAssign:
             if isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):  # type: ignore[attr-defined]
                 return [Use(UseKind.READY, parent, "bitwise update")]
@@ -189,122 +255,82 @@ class Consumers:
             return [Use(UseKind.ORDER, parent, "a sign operation", after)]
         if cls is ast.Compare:
             ops = parent.ops  # type: ignore[attr-defined]
-            if any(isinstance(op, (ast.Lt, ast.Gt, ast.LtE, ast.GtE)) for op in ops) and not numpy:
+            if any(isinstance(op, (ast.Lt, ast.Gt, ast.LtE, ast.GtE)) for op in ops) and not trail.numpy:
                 return [Use(UseKind.ORDER, parent, "an ordering comparison", after)]
             return [Use(UseKind.READY, parent, "comparison")]
         if cls is ast.Return:
-            return self.returned(parent, numpy, after, depth, visited)  # type: ignore[arg-type]
+            return self.readers.returned(parent, trail, visited)  # type: ignore[arg-type]
         if cls in (ast.Assign, ast.AnnAssign, ast.NamedExpr):
-            targets = parent.targets if cls is ast.Assign else [parent.target]  # type: ignore[attr-defined]
             if getattr(parent, "value", None) is not expr:
                 return []
-            out: list[Use] = []
-            for target in targets:
-                if isinstance(target, (ast.Name, ast.Attribute)):
-                    out.extend(self.follow_target(target, numpy, after, depth, visited))
-                elif isinstance(target, ast.Subscript):
-                    out.append(Use(UseKind.READY, parent, "copied into another buffer"))
-                else:
-                    out.append(Use(UseKind.READBACK, parent, "unpacked into Python values", after))
-            return out
+            return self.held.assigned(parent, trail, visited)  # type: ignore[arg-type]
         if cls in LOOPS and getattr(parent, "iter", None) is expr:
             return [Use(UseKind.READBACK, parent, "iterated over", after)]
-        if cls in (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.GeneratorExp, ast.Starred):
-            grand = self.parent(parent)
-            if isinstance(grand, ast.Return) or cls is ast.Starred or isinstance(grand, ast.Yield):
-                return [Use(UseKind.ESCAPE, parent, "returned inside a container", after)]
-            return self.context(parent, numpy, after, depth + 1, visited)
+        if cls in (ast.List, ast.Tuple):
+            position = next(i for i, e in enumerate(parent.elts) if e is expr)  # type: ignore[attr-defined]
+            if any(isinstance(e, ast.Starred) for e in parent.elts[:position]):  # type: ignore[attr-defined]
+                return self.context(parent, trail.into(("item", None)), visited)
+            return self.context(parent, trail.into(("index", position)), visited)
+        if cls in (ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp):
+            return self.context(parent, trail.into(("item", None)), visited)
         if cls is ast.Dict:
-            return [Use(UseKind.ESCAPE, parent, "stored in a dict", after)]
+            return self.held.dict_value(parent, expr, trail, visited)  # type: ignore[arg-type]
+        if cls is ast.Starred:
+            return [Use(UseKind.ESCAPE, parent, "unpacked into the arguments of a call", after)]
         if cls is ast.IfExp:
             return same() if parent.test is not expr else []  # type: ignore[attr-defined]
         if cls in (ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda):
             return [Use(UseKind.ESCAPE, parent, "yielded or captured", after)]
         return []
 
-    def returned(self, ret: ast.Return, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
-        function = self.enclosing_function(ret)
-        if function is None:
-            return [Use(UseKind.ESCAPE, ret, "returned", after)]
-        if ("fn", id(function), after) in visited:
-            return []
-        visited.add(("fn", id(function), after))
-        out: list[Use] = []
-        for call in self.callers.get(id(function), []):
-            out.extend(self.context(call, numpy, after, depth + 1, visited))
-        external = self.kinds.external_callers(function)
-        if external is not None:
-            out.extend(replace(u, after_arithmetic=after or u.after_arithmetic) for u in external)
-        if not out:
-            out.append(Use(UseKind.ESCAPE, ret, f"returned by `{function.name}()`, which nothing here calls", after))
-        return out
-
-    def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
-        current = self.parent(node)
-        while current is not None:
-            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return current
-            if isinstance(current, ast.Lambda):
-                return None
-            current = self.parent(current)
-        return None
-
-    def like_uses(self, call: ast.Call, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
+    def like_uses(self, call: ast.Call, trail: Trail, visited: set[object]) -> list[Use]:
         """``torch.empty_like(table)``: a new buffer with the table's dtype; its own uses count too."""
         creation = self.c.creation_by_id.get(id(call))
         if creation is None or ("like", id(call)) in visited:
             return [Use(UseKind.READY, call, "`*_like` copy")]
         visited.add(("like", id(call)))
-        uses = self.class_uses(self.roots(creation), numpy, after, depth + 1, visited)
+        uses = self.class_uses(self.roots(creation), trail.step(), visited)
         if not self.binds_alias(call, self.parent(call)):
-            uses.extend(self.context(call, numpy, after, depth + 1, visited))
+            uses.extend(self.context(call, trail.step(), visited))
         return uses
 
-    def container_uses(self, container: ast.expr, numpy: bool, after: bool, depth: int,
-                        visited: set[object]) -> list[Use]:
-        """``gathered.append(table)``: what is done with the list is done with the table."""
+    def container_uses(self, container: ast.expr, trail: Trail, visited: set[object]) -> list[Use]:
+        """``gathered.append(table)``: the list holds the table among its items."""
         key = self.c.key_of(container)
         if key is None:
-            return [Use(UseKind.ESCAPE, container, "put in a container ptrlint cannot follow", after)]
+            return [Use(UseKind.ESCAPE, container, "put in a container ptrlint cannot follow", trail.after)]
         root = self.facts.root(key)
-        if ("container", root) in visited:
+        inner = trail.into(("item", None))
+        token = ("container", root, inner.path)
+        if token in visited:
             return []
-        visited.add(("container", root))
-        return self.class_uses({root}, numpy, after, depth + 1, visited)
+        visited.add(token)
+        return self.class_uses([root], inner, visited)
 
-    def call_parameter_uses(self, function: FunctionNode, call: ast.Call, expr: ast.AST, position: int | None,
-                        keyword: str | None, numpy: bool, after: bool, depth: int, visited: set[object]) -> list[Use]:
+    def call_parameter_uses(self, function: FunctionNode, call: ast.Call, expr: ast.AST, trail: Trail,
+                            visited: set[object]) -> list[Use]:
         param = None
         for name, arg in self.facts.flow.bind_arguments(function, call):
             if arg is expr:
                 param = name
                 break
         if param is None:
-            return [Use(UseKind.ESCAPE, call, f"passed to `{function.name}()` in a way ptrlint cannot bind", after)]
-        return self.parameter_uses(function, param, numpy, after, depth, visited)
+            return [Use(UseKind.ESCAPE, call, f"passed to `{function.name}()` in a way ptrlint cannot bind", trail.after)]
+        return self.parameter_uses(function, param, trail, visited)
 
-    def parameter_uses(self, function: FunctionNode, param: str, numpy: bool = False, after: bool = False,
-                       depth: int = 0, visited: set[object] | None = None) -> list[Use]:
+    def parameter_uses(self, function: FunctionNode, param: str, trail: Trail | None = None,
+                       visited: set[object] | None = None) -> list[Use]:
         """Uses of a function's parameter inside the function (and wherever it goes from there)."""
         self.build_index()
+        trail = Trail() if trail is None else trail
         visited = set() if visited is None else visited
         scope_id = self.c.function_scopes.get(id(function))
         if scope_id is None:
             return []
         root = self.facts.root(("n", scope_id, param))
-        if ("param", root, after) in visited:
+        token = ("param", root, trail.after, trail.path)
+        if token in visited:
             return []
-        visited.add(("param", root, after))
-        return self.class_uses({root}, numpy, after, depth + 1, visited)
+        visited.add(token)
+        return self.class_uses([root], trail.step(), visited)
 
-    def result_uses(self, qualname: str, numpy: bool = False) -> list[Use]:
-        """Uses, in this module, of what calls to ``qualname`` (another module's function) return."""
-        self.build_index()
-        c = self.c
-        visited: set[object] = set()
-        out: list[Use] = []
-        for node in ast.walk(self.module):
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
-                    attr_name(node.func) == qualname.rpartition(".")[2] and qualname in c.qualified_names(node.func):
-                out.extend(self.context(node, numpy, False, 1, visited))
-        return out

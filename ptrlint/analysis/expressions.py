@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import ELEMENT_TYPE_NAMES, UNSAFE_METHODS
+from ..names import ELEMENT_TYPE_NAMES
 from .records import Binding, ScalarWrite
-from .syntax import (ARITHMETIC, CAST_METHODS, CREATION_LAST_NAMES, NEW_METHODS, ORDERING, UNSAFE_FUNCTION_LAST_NAMES,
+from .syntax import (CAST_METHODS, CREATION_LAST_NAMES, NEW_METHODS, UNSAFE_FUNCTION_LAST_NAMES,
                      attr_name, positional)
 
 if TYPE_CHECKING:
@@ -48,22 +48,8 @@ def visit_Attribute(c: "FactCollector", node: ast.Attribute) -> None:
 
 
 def visit_BinOp(c: "FactCollector", node: ast.BinOp) -> None:
-    if isinstance(node.op, ARITHMETIC):
-        c.m.unsafe_use(node.left, node, "arithmetic")
-        c.m.unsafe_use(node.right, node, "arithmetic")
     if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
         c.m.binops.append(node)
-
-
-def visit_Compare(c: "FactCollector", node: ast.Compare) -> None:
-    if any(isinstance(op, ORDERING) for op in node.ops):
-        c.m.unsafe_use(node.left, node, "ordering comparison")
-        for comparator in node.comparators:
-            c.m.unsafe_use(comparator, node, "ordering comparison")
-    operands = [node.left, *node.comparators]
-    for operand in operands:  # `table.dtype != torch.int64`: the consumer insists on int64
-        if isinstance(operand, ast.Attribute) and operand.attr == "dtype":
-            c.dtype_checks.append((operand.value, [o for o in operands if o is not operand], node))
 
 
 def visit_keyword(c: "FactCollector", node: ast.keyword) -> None:
@@ -87,8 +73,6 @@ def visit_Call(c: "FactCollector", node: ast.Call) -> None:
     if receiver is not None and method == "fill_" and args:
         c.m.add(c.m.stores, c.m.alias_key(receiver), Binding("expr", args[0], node))
         c.m.scalar_writes.append(ScalarWrite(func, receiver, args[0], "fill_"))
-    if receiver is not None and method in UNSAFE_METHODS:
-        c.m.unsafe_use(receiver, node, f".{method}()")
     if node.args or node.keywords:
         c.m.calls.append(node)
     raising = c.raises > 0

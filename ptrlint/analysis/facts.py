@@ -37,7 +37,6 @@ class FactCollector:
         self.pending_calls: list[tuple[ast.Call, LiteScope, bool]] = []  # classified once imports are known
         self.raises = 0  # depth of `with pytest.raises(...)` blocks around the current node
         self.raising_withs: set[int] = set()
-        self.dtype_checks: list[tuple[ast.expr, list[ast.expr], ast.Compare]] = []
 
     def run(self, module: ast.Module) -> SemanticModel:
         """Walk ``module`` once, settle the model, and hand it on (the traversal is then done with)."""
@@ -87,9 +86,6 @@ class FactCollector:
         self.classifier.record_factory_calls()  # after the creations: a factory returns one
         for call, scope, raising in self.pending_calls:
             self.classifier.classify(call, scope, raising)
-        for value, others, node in self.dtype_checks:
-            if any(self.m.types.dtype_qname(o) in ("torch.int64", "torch.long", "numpy.int64") for o in others):
-                self.m.unsafe_use(value, node, "a `.dtype` check against int64")
         self.m.settle()
 
 
@@ -217,7 +213,6 @@ _PRE: dict[type, Callable[[FactCollector, ast.AST], None]] = {
     ast.ExceptHandler: S.visit_ExceptHandler,
     ast.Delete: S.visit_Delete,
     ast.BinOp: E.visit_BinOp,
-    ast.Compare: E.visit_Compare,
     ast.keyword: E.visit_keyword,
     ast.Call: E.visit_Call,
 }  # type: ignore[dict-item]

@@ -1,5 +1,7 @@
 """Where Python ints enter a table and where its values leave it again (only Python ints
-overflow a signed table), and the element stores of a table filled through a numpy view."""
+overflow a signed table), whether they are known not to be negative (a table created unsigned
+raises on a negative Python int, so a fix that creates it unsigned is safe only for values proven
+non-negative), and the element stores of a table filled through a numpy view."""
 
 from __future__ import annotations
 
@@ -7,9 +9,9 @@ import ast
 from typing import Iterable
 
 from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
-from .lattice import Kind
-from .records import Creation
-from .syntax import is_slice_subscript
+from .lattice import Kind, Origin, Value
+from .records import Creation, Key
+from .syntax import attr_name, is_slice_subscript
 from .uses import ConsumersPart, Use, UseKind
 
 class PythonInts(ConsumersPart):
@@ -21,7 +23,7 @@ class PythonInts(ConsumersPart):
         for part in (creation.data, creation.fill):
             if part is not None and self.may_hold_python_ints(part):
                 return True
-        for root in self.u.roots(creation):
+        for root in self.u.written(creation):
             for member in facts.groups.get(root, [root]):
                 if c.adds.get(member):
                     return True
@@ -30,7 +32,133 @@ class PythonInts(ConsumersPart):
                         return True
                 if facts.passes.get(member):
                     return True  # a module function writes into it: whatever it writes
+        return bool(self.written_elsewhere(creation))
+
+    def written_elsewhere(self, creation: Creation) -> list[Value]:
+        """Python ints other modules of the project store into the attribute the table is kept in
+        (``bufs.src.numpy()[i] = p`` in another module): values a fix made here cannot reach."""
+        if self.view is None:
+            return []
+        out: list[Value] = []
+        for root in self.u.roots(creation):
+            for member in self.facts.groups.get(root, [root]):
+                if member[0] != "a" or not isinstance(member[1], int):
+                    continue
+                qualname = self.c.types.class_qualname(member[1])
+                if qualname is None:
+                    continue
+                for value in self.view.external_writes(qualname, member[2]):  # type: ignore[attr-defined]
+                    if value.is_pointer and value.python_int and not value.array:
+                        out.append(value)
+        return out
+
+    # ----- the sign of what enters -----------------------------------------------------------------
+    def sign_unknown(self, creation: Creation, stores: bool) -> str | None:
+        """Why a Python int that enters the table created unsigned may be negative (None: every one
+        is proven non-negative: an address from an address API, plus or minus an offset, or a
+        non-negative constant). ``stores``: the Python ints stored into the table after it is created
+        count too (they reach the unsigned table of a plain uint64 fix; a bit-preserving fix hands
+        them an int64 table, but its unsigned numpy views take them as well)."""
+        parts = [p for p in (creation.data, creation.fill) if p is not None and
+                 (self.may_hold_python_ints(p) or isinstance(p, ast.UnaryOp))]  # `torch.full(n, -1, ...)`
+        if stores:
+            for root in self.u.written(creation):
+                for member in self.facts.groups.get(root, [root]):
+                    parts += [b.expr for b in self.c.stores.get(member, [])
+                              if b.how != "seq" and self.python_values(b.expr)]
+        seen: set[object] = set()
+        for part in parts:
+            for leaf in self._sources(part, 0, seen):
+                why = self._sign(leaf)
+                if why is not None:
+                    return why
+        return None
+
+    def value_sign(self, expr: ast.AST) -> str | None:
+        """Why the Python ints an expression gives may be negative (None: proven non-negative)."""
+        for leaf in self._sources(expr, 0, set()):
+            why = self._sign(leaf)
+            if why is not None:
+                return why
+        return None
+
+    def _sources(self, expr: ast.AST, depth: int, seen: set[object]) -> Iterable[ast.AST]:
+        """The expressions whose Python ints end up in ``expr`` (a creation's data, a stored value):
+        the items of literals and comprehensions, what a name was bound, appended or stored."""
+        if id(expr) in seen:
+            return
+        seen.add(id(expr))
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            for element in expr.elts:
+                yield from self._sources(element.value if isinstance(element, ast.Starred) else element, depth, seen)
+        elif isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            yield from self._sources(expr.elt, depth, seen)
+        elif isinstance(expr, ast.Call) and attr_name(expr.func) in ("list", "tuple", "sorted") and len(expr.args) == 1:
+            yield from self._sources(expr.args[0], depth, seen)
+        elif isinstance(expr, (ast.Name, ast.Attribute)) and depth < 4 and self._bound_only(expr):
+            key = self.c.key_of(expr)
+            root = self.facts.root(key)  # type: ignore[arg-type]
+            for member in self.facts.groups.get(root, [root]):
+                for table in (self.c.bindings, self.c.adds, self.c.stores):
+                    for binding in table.get(member, []):
+                        if binding.how in ("expr", "elem-of") and binding.expr is not expr:
+                            yield from self._sources(binding.expr, depth + 1, seen)
+                        elif binding.how != "index":
+                            yield binding.expr
+        else:
+            yield expr
+
+    def _bound_only(self, expr: ast.AST) -> bool:
+        """A name or attribute whose values all come from what this module binds, appends or stores
+        (not a parameter, not an attribute of another module's object)."""
+        key = self.c.key_of(expr)
+        if key is None:
+            return False
+        root = self.facts.root(key)
+        members = self.facts.groups.get(root, [root])
+        if any(self._is_parameter(m) for m in members):
+            return False
+        return any(self.c.bindings.get(m) or self.c.adds.get(m) for m in members)
+
+    def _is_parameter(self, key: Key) -> bool:
+        if key[0] != "n":
+            return False
+        for function_id, scope_id in self.c.function_scopes.items():
+            if scope_id == key[1]:
+                function = self._function(function_id)
+                if function is None:
+                    return False
+                args = function.args
+                return key[2] in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
         return False
+
+    def _function(self, function_id: int) -> ast.AST | None:
+        for function in self.c.functions.values():
+            if id(function) == function_id:
+                return function
+        for methods in self.c.class_methods.values():
+            for method in methods.values():
+                if id(method) == function_id:
+                    return method
+        return None
+
+    def _sign(self, leaf: ast.AST) -> str | None:
+        """Why one source of Python ints may be negative, or None."""
+        line = getattr(leaf, "lineno", 0)
+        if isinstance(leaf, ast.UnaryOp) and isinstance(leaf.op, ast.USub) and isinstance(leaf.operand, ast.Constant):
+            return f"line {line}: the negative constant `-{leaf.operand.value}` enters it"
+        if isinstance(leaf, ast.Constant):
+            return None
+        value = self.facts.value(leaf)
+        if value is None:
+            return f"line {line}: values ptrlint cannot trace enter it, and may be negative"
+        if value.kind is Kind.SEQ and value.array:
+            return None  # a tensor's or array's bits, not Python ints
+        if value.origin is Origin.RAW or value.origin is Origin.INDEX:
+            return None
+        if value.origin is Origin.WRAPPED:
+            return f"line {line}: addresses wrapped into int64 range (negative above 2**63) enter it"
+        return f"line {line}: values known to be addresses only by their names enter it, and may be negative"
 
     def may_hold_python_ints(self, part: ast.AST) -> bool:
         """A creation's data or fill: Python values unless known to be a tensor's bits or only indices."""
@@ -57,7 +185,7 @@ class PythonInts(ConsumersPart):
         straight into the torch tensor are PTR005's to fix."""
         c = self.c
         sites: list[ast.Call] = []
-        for root in self.u.roots(creation):
+        for root in self.u.written(creation):
             for member in self.facts.groups.get(root, [root]):
                 for binding in c.stores.get(member, []):
                     if binding.how == "seq" or not self.python_values(binding.expr):

@@ -34,7 +34,6 @@ class SemanticModel:
         self.bindings: dict[Key, list[Binding]] = {}
         self.adds: dict[Key, list[Binding]] = {}  # append/extend/insert/+=
         self.stores: dict[Key, list[Binding]] = {}  # setitem, copy_, fill_ (flow evidence)
-        self.unsafe: dict[Key, list[tuple[ast.AST, str]]] = {}
         self.annotations: dict[Key, list[ast.expr]] = {}
         self.creations: list[Creation] = []
         self.casts: list[Cast] = []
@@ -263,12 +262,9 @@ class SemanticModel:
         else:
             self.edges.append((location, source))
 
-    def unsafe_use(self, expr: ast.expr, node: ast.AST, why: str) -> None:
-        self.add(self.unsafe, self.alias_key(expr, through_index=True), (node, why))
-
     def rekey(self, canonical: Callable[[Key], Key]) -> bool:
         changed = False
-        for table in (self.bindings, self.adds, self.stores, self.unsafe, self.annotations):
+        for table in (self.bindings, self.adds, self.stores, self.annotations):
             rekeyed: dict[Key, list] = {}
             for key, items in table.items():
                 new = canonical(key)
@@ -292,5 +288,5 @@ class SemanticModel:
         self.type_memo = {}
         for a, b in self.edges:
             self.uf.union(a, b)
-        for key in (*self.bindings, *self.adds, *self.stores, *self.unsafe, *(loc for loc, _ in self.flows)):
+        for key in (*self.bindings, *self.adds, *self.stores, *(loc for loc, _ in self.flows)):
             self.uf.find(key)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..project.layout import resolve_relative
 from .records import Binding, FunctionNode, Key, ScalarWrite
-from .syntax import AUG_ARITHMETIC, RAISES_METHODS, attr_name, dotted, entry_name, keyword
+from .syntax import RAISES_METHODS, attr_name, dotted, entry_name, keyword
 
 if TYPE_CHECKING:
     from .facts import FactCollector
@@ -157,8 +157,6 @@ def visit_AugAssign(c: "FactCollector", node: ast.AugAssign) -> None:
     c.m.bind_target(node.target)
     if isinstance(node.op, ast.Add):
         c.m.add(c.m.adds, c.m.key_of(node.target), Binding("expr", node.value, node))
-    if isinstance(node.op, AUG_ARITHMETIC):
-        c.m.unsafe_use(node.target, node, "in-place arithmetic")
 
 
 def visit_For(c: "FactCollector", node: ast.For | ast.AsyncFor) -> None:

@@ -126,6 +126,3 @@ COLLECTIVES = {
     "torch.distributed.broadcast": "broadcast",  # (t, src): t keeps the root's values
 }
 RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
-ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift, ast.Pow)
-AUG_ARITHMETIC = (ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.RShift, ast.LShift)
-ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from dataclasses import replace
 
 from ..names import SIGNED64_DTYPES, UNSAFE_FUNCTIONS, VIEW_ATTRIBUTES, classify_string_dtype
 from .lattice import Kind
@@ -14,7 +13,7 @@ from .syntax import attr_name, dotted, positional
 from .uses import (ConsumersPart, COLLECTIVE_KEYWORDS, COLLECTIVES, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
                    ORDER_METHODS, READBACK_FUNCTIONS, READBACK_METHODS, READY_FUNCTIONS, READY_METHODS,
                    SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, COPY_FUNCTIONS,
-                   COPY_METHODS, Use, UseKind)
+                   COPY_METHODS, Path, Trail, Use, UseKind)
 
 class UseClassifier(ConsumersPart):
     """What the code around one load of a table does with it (see the module docstring)."""
@@ -39,14 +38,14 @@ class UseClassifier(ConsumersPart):
             return value is not None and value.kind is Kind.SEQ
         return False
 
-    def attribute_use(self, attribute: ast.Attribute, numpy: bool, after: bool, depth: int,
-                       visited: set[object]) -> list[Use]:
+    def attribute_use(self, attribute: ast.Attribute, trail: Trail, visited: set[object]) -> list[Use]:
         attr = attribute.attr
+        after = trail.after
         call = self.u.parent(attribute)
         if isinstance(call, ast.Call) and call.func is attribute:
-            return self.method_use(call, attr, numpy, after, depth, visited)
+            return self.method_use(call, attr, trail, visited)
         if attr in VIEW_ATTRIBUTES:
-            return self.u.context(attribute, numpy or attr == "np", after, depth + 1, visited)
+            return self.u.context(attribute, trail.step(numpy=trail.numpy or attr == "np"), visited)
         if attr == "dtype":
             compare = self.u.parent(attribute)
             if isinstance(compare, ast.Compare):
@@ -56,13 +55,13 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.READY, attribute, "reads the dtype", metadata=True)]
         return [Use(UseKind.READY, attribute, f"reads `.{attr}`", metadata=True)]
 
-    def method_use(self, call: ast.Call, method: str, numpy: bool, after: bool, depth: int,
-                    visited: set[object]) -> list[Use]:
+    def method_use(self, call: ast.Call, method: str, trail: Trail, visited: set[object]) -> list[Use]:
         args = positional(call)
+        numpy, after = trail.numpy, trail.after
         if method == "view" and args and (self.c.types.dtype_qname(args[0]) is not None or self.is_dtype(args[0])):
             return [Use(UseKind.READY, call, "an explicit bit reinterpretation")]
         if method == "numpy":
-            return self.u.context(call, True, after, depth + 1, visited)
+            return self.u.context(call, trail.step(numpy=True), visited)
         if method in READBACK_METHODS:
             return [Use(UseKind.READBACK, call, f"`.{method}()`", after)]
         if method in ORDER_METHODS and not numpy:
@@ -70,14 +69,14 @@ class UseClassifier(ConsumersPart):
         if method in SAME_TABLE_METHODS or method == "view":
             if method in ("to", "type") and args and self.is_dtype(args[0]):
                 return [Use(UseKind.READY, call, "converted to another dtype")]
-            return self.copied(call, method, after) + self.u.context(call, numpy, after, depth + 1, visited)
+            return self.copied(call, method, after) + self.u.context(call, trail.step(), visited)
         if method in WRITE_METHODS:
             return [Use(UseKind.READY, call, f"`.{method}()`", write=True)]
         if method in READY_METHODS:
             return [Use(UseKind.READY, call, f"`.{method}()`")]
         if method in INT64_METHODS and not numpy:
             use = Use(UseKind.INT64, call, f"`.{method}()` (torch's uint64 has no such kernel)", after)
-            return [use, *self.u.context(call, numpy, True, depth + 1, visited)]
+            return [use, *self.u.context(call, trail.step(after=True), visited)]
         if numpy:
             return [Use(UseKind.READY, call, f"numpy `.{method}()`")]
         return [Use(UseKind.INT64, call, f"`.{method}()`, which ptrlint does not know to work on uint64", after)]
@@ -88,32 +87,33 @@ class UseClassifier(ConsumersPart):
         return any(q.startswith(("torch.", "numpy.")) for q in self.c.qualified_names(expr)) and \
             isinstance(expr, (ast.Attribute, ast.Name)) and attr_name(expr) not in ("device",)
 
-    def arithmetic_use(self, binop: ast.BinOp, expr: ast.AST, numpy: bool, after: bool, depth: int,
-                        visited: set[object]) -> list[Use]:
+    def arithmetic_use(self, binop: ast.BinOp, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
         op = binop.op
+        numpy, after = trail.numpy, trail.after
         other = binop.right if binop.left is expr else binop.left
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return self.u.context(binop, numpy, after, depth + 1, visited)
+            return self.u.context(binop, trail.step(), visited)
         if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Div)) and not numpy:
             return [Use(UseKind.ORDER, binop, "division or modulo (depends on the sign)", after)]
         if numpy:
             value = self.facts.value(other)
             if isinstance(other, ast.Constant) or (value is not None and value.kind is Kind.SCALAR and value.python_int
                                                    and not self.facts.tensors.is_signed_numpy_array(other)):
-                return self.u.context(binop, numpy, after, depth + 1, visited)  # uint64 op Python int stays uint64
+                return self.u.context(binop, trail.step(), visited)  # uint64 op Python int stays uint64
             use = Use(UseKind.INT64, binop, "numpy arithmetic with a signed array (uint64 + int64 is float64)", after)
         else:
             use = Use(UseKind.INT64, binop, "torch arithmetic (torch's uint64 has no such kernel)", after)
-        return [use, *self.u.context(binop, numpy, True, depth + 1, visited)]
+        return [use, *self.u.context(binop, trail.step(after=True), visited)]
 
-    def external_callers(self, function: FunctionNode) -> list[Use] | None:
-        """Uses of the function's result in other modules of the project (through the index)."""
+    def external_callers(self, function: FunctionNode, path: Path = ()) -> list[Use] | None:
+        """Uses of the function's result in other modules of the project (through the index); a
+        method's: of every ``x.name(...)`` there."""
         if self.view is None or not self.module_name:
             return None
         qualname = self.qualname(function)
         if qualname is None:
             return None
-        return self.view.result_consumers(f"{self.module_name}.{qualname}", self.facts.options)  # type: ignore[attr-defined]
+        return self.view.result_consumers(f"{self.module_name}.{qualname}", path, self.facts.options)  # type: ignore[attr-defined]
 
     def qualname(self, function: FunctionNode) -> str | None:
         c = self.c
@@ -124,10 +124,11 @@ class UseClassifier(ConsumersPart):
         local = c.class_qualnames.get(class_id)
         return f"{local}.{function.name}" if local else None
 
-    def argument_use(self, call: ast.Call, expr: ast.AST, numpy: bool, after: bool, depth: int,
-                      visited: set[object], keyword: str | None = None) -> list[Use]:
+    def argument_use(self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object],
+                     keyword: str | None = None) -> list[Use]:
         c = self.c
         func = call.func
+        numpy, after = trail.numpy, trail.after
         if func is expr:
             return [Use(UseKind.READY, call, "called")]
         position = next((i for i, a in enumerate(call.args) if a is expr), None)
@@ -150,13 +151,13 @@ class UseClassifier(ConsumersPart):
                 return [Use(UseKind.RECEIVE, call, f"received through `{collective}` (collectives reject uint64)", after)]
             return [Use(UseKind.INT64, call, f"sent through `{collective}` (collectives reject uint64)", after)]
         if qnames & LIKE_FUNCTIONS:
-            return self.u.like_uses(call, numpy, after, depth, visited)
+            return self.u.like_uses(call, trail, visited)
         if qnames & SAME_TABLE_FUNCTIONS:
             same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
             if any(q.startswith("numpy.") for q in qnames):
                 same_numpy = True
             name = next(iter(sorted(qnames & SAME_TABLE_FUNCTIONS)))
-            return self.copied(call, name, after) + self.u.context(call, same_numpy, after, depth + 1, visited)
+            return self.copied(call, name, after) + self.u.context(call, trail.step(numpy=same_numpy), visited)
         if qnames & READY_FUNCTIONS:
             return [Use(UseKind.READY, call, f"`{spelled}()`")]
         if qnames & READBACK_FUNCTIONS:
@@ -167,24 +168,22 @@ class UseClassifier(ConsumersPart):
             if numpy or any(q.startswith("numpy.") for q in qnames):
                 return [Use(UseKind.READY, call, f"`{spelled}()` (numpy's uint64 has it)")]
             use = Use(UseKind.INT64, call, f"`{spelled}()` (torch's uint64 has no such kernel)", after)
-            return [use, *self.u.context(call, numpy, True, depth + 1, visited)]
+            return [use, *self.u.context(call, trail.step(after=True), visited)]
         if any(q.startswith("ptrlint.runtime") for q in qnames):
             return [Use(UseKind.READY, call, "`ptrlint.runtime` takes uint64")]
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and \
                 self.c.key_of(func.value) is not None and not qnames:
-            return self.u.container_uses(func.value, numpy, after, depth, visited)
+            return self.u.container_uses(func.value, trail, visited)
         if isinstance(func, ast.Attribute) and func.attr in LOGGING_METHODS:
             return [Use(UseKind.READY, call, "logged")]
         if isinstance(func, ast.Attribute) and func.attr in TENSOR_ARGUMENT_METHODS and not qnames:
             return [Use(UseKind.READY, call, f"`.{func.attr}()` of another buffer")]
-        target = c.types.function_called(func)
+        target = c.types.function_called(func) or self.inherited(func)
         if target is not None:
-            return self.u.call_parameter_uses(target, call, expr, position, keyword, numpy, after, depth, visited)
+            return self.u.call_parameter_uses(target, call, expr, trail, visited)
         class_id = c.types.class_of_name(func)
-        if isinstance(class_id, int):  # a module class: the attribute it binds is an alias of the table, and
-            # the instance carries the table wherever it goes (`from_dlpack(Wrapper(table))`)
-            return [Use(UseKind.READY, call, "stored in an instance of a module class"),
-                    *self.u.context(call, numpy, after, depth + 1, visited)]
+        if class_id is not None:  # a class: the object holds the table (`from_dlpack(Wrapper(table))`)
+            return self.u.held.constructor(call, expr, class_id, keyword, trail, visited)
         if any(q.startswith("torch.ops.") for q in qnames) or (not qnames and dotted(func).startswith("torch.ops.")):
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a compiled operator outside the project (may require int64)",
                         after, opaque=True)]
@@ -193,10 +192,12 @@ class UseClassifier(ConsumersPart):
                 return [Use(UseKind.READY, call, f"`{spelled}()`")]
             return [Use(UseKind.INT64, call, f"`{spelled}()`, which ptrlint does not know to work on uint64", after)]
         external = c.types.external_callee(func) if self.view is not None else None
+        if external is None and self.view is not None:
+            external = self.inherited_external(func)
         if external is not None and self.is_project(external):
-            found = self.view.param_consumers(external, position, keyword, self.facts.options)  # type: ignore[union-attr]
+            found = self.view.param_consumers(external, position, keyword, (), self.facts.options)  # type: ignore[union-attr]
             if found is not None:
-                return [replace(u, after_arithmetic=after or u.after_arithmetic) for u in found]
+                return self.u.carried(found, trail)
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
                                              "(unknown means int64)", after, opaque=True)]
         if qnames:
@@ -206,11 +207,54 @@ class UseClassifier(ConsumersPart):
         if loader is not None:
             return [Use(UseKind.INT64, call, f"`{spelled}()` belongs to a module loaded by `{loader}()` "
                                              "(compiled code: unknown means int64)", after, opaque=True)]
-        return [Use(UseKind.READY, call, f"`{spelled}()`, a callable of this module's own (a parameter or local)")]
+        if isinstance(func, ast.Attribute):
+            return [Use(UseKind.INT64, call, f"`{spelled}()` is a method of an object ptrlint cannot type (unknown means "
+                                             "int64)", after, opaque=True)]
+        return [Use(UseKind.INT64, call, f"`{spelled}()` is a callable ptrlint cannot see (a parameter, a local or a "
+                                         "compiled kernel: unknown means int64)", after, opaque=True)]
+
+    def inherited(self, func: ast.AST) -> FunctionNode | None:
+        """``self.m(...)`` where ``m`` is defined by a base class of this module (followed up the bases)."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        for class_id in self.bases_of(self.c.types.receiver_class(func.value)):
+            if isinstance(class_id, int):
+                found = self.c.class_methods.get(class_id, {}).get(func.attr)
+                if found is not None:
+                    return found
+        return None
+
+    def inherited_external(self, func: ast.AST) -> str | None:
+        """``self.m(...)`` where ``m`` comes from a base class of another module: ``pkg.mod.Base.m``."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        for class_id in self.bases_of(self.c.types.receiver_class(func.value)):
+            if isinstance(class_id, str):
+                return f"{class_id}.{func.attr}"
+        return None
+
+    def bases_of(self, class_id: int | str | None) -> list[int | str]:
+        """The base classes of a class of this module, nearest first (module classes by id, imported
+        ones by qualified name), to a bounded depth."""
+        out: list[int | str] = []
+        frontier = [class_id] if isinstance(class_id, int) else []
+        while frontier and len(out) < 16:
+            node = self.c.class_nodes.get(frontier.pop(0))  # type: ignore[arg-type]
+            for base in node.bases if node is not None else ():
+                found = self.c.types.class_of_name(base)
+                if found is None:
+                    qnames = self.c.qualified_names(base)
+                    found = next(iter(sorted(qnames)), None) if qnames else None
+                if found is not None and found not in out:
+                    out.append(found)
+                    if isinstance(found, int):
+                        frontier.append(found)
+        return out
 
     def loaded_module(self, func: ast.AST) -> str | None:
-        """``mod.run(table)`` where ``mod`` came from an imported loader (``load_jit(...)``,
-        ``cpp_extension.load(...)``, ``get_module()`` of another package): compiled code."""
+        """``mod.run(table)`` where ``mod`` came from a loader (``load_jit(...)``,
+        ``cpp_extension.load(...)``, a function of the project that builds or finds a module): what
+        the loader returns is not a class ptrlint knows, so its methods are code it cannot see."""
         if not isinstance(func, ast.Attribute):
             return None
         base = func.value
@@ -221,7 +265,10 @@ class UseClassifier(ConsumersPart):
         for call in calls:
             if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
                 qnames = self.c.qualified_names(call.func)
-                if any(not q.startswith("builtins.") for q in qnames) and not self.is_project(next(iter(qnames))):
+                if self.c.types.class_of_name(call.func) is not None:
+                    continue  # a class: an instance of it, not a loaded module
+                if any(not q.startswith("builtins.") for q in qnames) or \
+                        (not qnames and self.c.types.function_called(call.func) is not None):
                     return attr_name(call.func)
         return None
 

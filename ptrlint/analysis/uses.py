@@ -1,11 +1,14 @@
 """The vocabulary of consumers: how a use treats a pointer table (:class:`UseKind`), which fix
-that asks for (:func:`choose_fix`), and the tables of what torch, numpy and the builtins do with a
-table. :mod:`.consumers` finds the uses; :mod:`.use_kinds` classifies each one."""
+that asks for (:func:`choose_fix`), the :class:`Trail` a follow carries from a table to a value
+that holds it, and the tables of what torch, numpy and the builtins do with a table.
+:mod:`.consumers` finds the uses; :mod:`.use_kinds` classifies each one."""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
+from urllib.parse import quote, unquote
 from enum import Enum
 from typing import TYPE_CHECKING, Iterable
 
@@ -17,11 +20,58 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 8
 
+# One step from a value to what it holds: ("index", i) item i of a tuple or list, ("key", k) the
+# entry k of a dict, ("item", None) some element of a sequence, ("field", f) the attribute f of an
+# object ("field", "*": some attribute of an instance whose class stores it).
+Step = tuple[str, object]
+Path = tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class Trail:
+    """What a follow knows about the value it is at: where the table sits inside it (``path``,
+    outermost step first; empty: the value is the table), whether it is a numpy array (``numpy``),
+    whether it was computed from the table by arithmetic (``after``), and how far it has come."""
+
+    numpy: bool = False
+    after: bool = False
+    depth: int = 0
+    path: Path = ()
+
+    def step(self, **changes: object) -> "Trail":
+        """One step further (the same value, or another as ``changes`` say)."""
+        return replace(self, depth=self.depth + 1, **changes)  # type: ignore[arg-type]
+
+    def into(self, step: Step) -> "Trail":
+        """The value was put into a container (or an object) at ``step``: follow the container."""
+        return replace(self, depth=self.depth + 1, path=(step, *self.path))
+
+    @property
+    def in_field(self) -> bool:
+        """The followed value is an object that holds the table in a field: wherever the object
+        goes, the table is read only through the field's name, and every such read is a reader."""
+        return any(kind == "field" for kind, _ in self.path)
+
+    def out(self) -> "Trail":
+        """The container's ``path[0]`` was read: follow what it holds."""
+        return replace(self, depth=self.depth + 1, path=self.path[1:])
+
+
+def path_text(path: Path) -> str:
+    """A path as text without ``:``, ``|`` or brackets (part of the keys of the project's recorded
+    answers, which are split on those): percent-quoted JSON."""
+    return quote(json.dumps([list(step) for step in path], separators=(",", ":")), safe="") if path else ""
+
+
+def parse_path(text: str) -> Path:
+    """The path :func:`path_text` wrote."""
+    return tuple((kind, value) for kind, value in json.loads(unquote(text))) if text else ()
+
 
 class UseKind(Enum):
     READY = "works on uint64"
     READBACK = "reads the values back"  # tolist/item/int()/iteration/element reads: works on uint64
-    ESCAPE = "escapes to readers ptrlint cannot see"
+    ESCAPE = "escapes to readers ptrlint cannot see"  # not seen: never proven uint64-ready
     INT64 = "needs int64"  # sign-agnostic: the same 64 bits as int64 keep it right
     RECEIVE = "is written by a collective"  # int64 bits arrive; uint64 is rejected
     ORDER = "compares or reduces the values"  # uint64 lacks the kernels, int64 bits order wrongly above 2**63
@@ -35,7 +85,7 @@ class Use:
     after_arithmetic: bool = False  # a use of a table computed from this one by arithmetic
     write: bool = False  # writes into the table (element store, `copy_`/`fill_` on it): reads no value
     metadata: bool = False  # reads only the dtype, shape or device
-    opaque: bool = False  # a call into compiled code outside the project: it may read or fill the table
+    opaque: bool = False  # a call into code ptrlint cannot see (compiled, outside the project): it may read or fill the table
     copy: bool = False  # a derived copy (`.repeat()`, `torch.stack`): carries the dtype; a related location
 
     @property
@@ -43,6 +93,12 @@ class Use:
         """A derived (computed) table whose values are read or leave: int64 bits would be read as
         negative numbers, and uint64 lacks the arithmetic that made it."""
         return self.after_arithmetic and self.kind in (UseKind.READBACK, UseKind.ESCAPE)
+
+    @property
+    def unseen(self) -> bool:
+        """ptrlint did not follow the table to its end here: an escape, or code it cannot see. Such a
+        use may or may not need int64; the plain uint64 change is offered only as an unsafe fix."""
+        return self.kind is UseKind.ESCAPE or (self.kind is UseKind.INT64 and self.opaque)
 
 
 class FixKind(Enum):
@@ -58,15 +114,21 @@ class FixChoice:
 
 
 def choose_fix(uses: Iterable[Use]) -> FixChoice:
-    """All uses uint64-ready: uint64. A sign-sensitive use, a collective receive or a computed
-    table that is read back: no safe fix. Otherwise any int64-bound use: bit-preserving."""
+    """Plain uint64 only when every use was seen and works on uint64. A sign-sensitive use, a
+    collective receive or a computed table that is read back or leaves: no safe fix. Otherwise a
+    use that needs int64, or one ptrlint did not follow to its end: bit-preserving (the deciding
+    use is the first known int64 consumer, else the first call into code ptrlint cannot see, else
+    the first escape)."""
     uses = list(uses)
     for use in uses:
         if use.kind is UseKind.ORDER or use.kind is UseKind.RECEIVE or use.exposed:
             return FixChoice(FixKind.NONE, use)
-    for use in uses:
-        if use.kind is UseKind.INT64:
-            return FixChoice(FixKind.BIT_PRESERVING, use)
+    for wanted in (lambda u: u.kind is UseKind.INT64 and not u.opaque,  # a consumer known to need int64
+                   lambda u: u.kind is UseKind.INT64,  # code ptrlint cannot see
+                   lambda u: u.kind is UseKind.ESCAPE):  # readers out of sight
+        found = next((use for use in uses if wanted(use)), None)
+        if found is not None:
+            return FixChoice(FixKind.BIT_PRESERVING, found)
     return FixChoice(FixKind.UINT64, None)
 
 

@@ -195,15 +195,6 @@ class ModuleFacts:
         roots = [self.root(creation.key), *self.locations.get(creation.key, [])]
         return [copy for root in roots for copy in self.copies_of.get(root, [])]
 
-    def unsafe_uses(self, key: Key) -> list[tuple[ast.AST, str]]:
-        """Uses of a buffer that uint64 lacks, through any name or attribute it was stored in."""
-        roots = [self.root(key), *self.locations.get(key, [])]
-        uses: list[tuple[ast.AST, str]] = []
-        for root in roots:
-            for member in self.groups.get(root, [root]):
-                uses.extend(self.c.unsafe.get(member, []))
-        return uses
-
 
 def _data_name(data: ast.AST | None) -> str | None:
     """The name of a creation's data argument (``torch.tensor(self.peer_ptrs)``, ``list(handle.buffer_ptrs)``)."""

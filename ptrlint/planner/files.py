@@ -11,7 +11,7 @@ from dataclasses import replace
 from .. import engine
 from ..cache import Cache
 from ..engine import ProjectLink
-from ..model import FileError, FileResult, Finding
+from ..model import FileError, FileResult, Finding, Fix
 from ..notebook import Notebook, NotebookError
 from ..prefilter import prefilter
 from ..rewrite.apply import FileChangedError, write_atomic
@@ -126,11 +126,12 @@ def to_cells(finding: Finding, notebook: object) -> Finding:
     _end_cell, end_line = locate(finding.end_line)
     related = tuple(replace(r, cell=locate(r.line)[0], line=locate(r.line)[1]) if r.path is None else r
                     for r in finding.related)
-    fix = finding.fix
-    if fix is not None and fix.edits:
-        fix = replace(fix, edits=tuple(
+    def in_cells(fix: Fix) -> Fix:
+        return replace(fix, edits=tuple(
             replace(e, location=(locate(e.location[0])[1], e.location[1]),
                     end_location=(locate(e.end_location[0])[1], e.end_location[1]))
             for e in fix.edits
-        ))
+        ), alternatives=tuple(in_cells(a) for a in fix.alternatives))
+
+    fix = in_cells(finding.fix) if finding.fix is not None else None
     return replace(finding, line=line, end_line=end_line, cell=cell, related=related, fix=fix)

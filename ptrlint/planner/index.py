@@ -24,7 +24,7 @@ from .. import engine
 from ..analysis.names import analysis_options
 from ..cache import Cache
 from ..gcpause import keep_heap, one_module, planning_heap
-from ..model import Edit, FileResult, Finding
+from ..model import FileResult, Finding
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
 from ..project.layout import forget_listings, module_file, module_name, project_files, project_root
@@ -37,6 +37,8 @@ from ..sources import file_size, read_source, real_path
 from .connections import CandidateRounds, Connections, OwnSymbols, connections_of
 from .files import lint_file
 from .manifest import Manifest, signature
+from .permute import permuted
+from .rendered import rendered_from_cache, rendered_json
 from .tasks import Task, classify, derive, restore, restore_given
 from .workers import Job, RunPool, execute, use_view
 
@@ -237,7 +239,7 @@ class ProjectRun:
             return
         for task in tasks:
             task.from_cache = False
-        args = [self._args(t) for t in _largest_first(tasks)]
+        args = [self._args(t) for t in permuted(_largest_first(tasks), "round")]
         by_path = {t.path: t for t in tasks}
         # the first round runs in the workers that parsed ahead; later rounds start theirs with the view
         outputs = self._pool.first_round(args, view) if self._pool.ahead else None
@@ -283,7 +285,7 @@ class ProjectRun:
             connections = connections_of(view, self._symbols)
             candidates.start(connections)
             again = []
-            for task in list(self.tasks.values()):
+            for task in permuted(list(self.tasks.values()), "settle"):
                 if task.candidate and not task.analyse:
                     if candidates.connected(task, lambda t: self._connected(t, connections)):
                         task.analyse, task.light, task.summary = True, False, None
@@ -294,7 +296,7 @@ class ProjectRun:
                                                                         fresh=not task.from_cache):
                     again.append(task)
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
-            for module in wanted:  # lookups into modules nobody had read yet
+            for module in permuted(sorted(wanted), "wanted"):  # lookups into modules nobody had read yet
                 found = next((module_file(module, t.bases) for t in self.tasks.values() if t.linted), None)
                 known = self.tasks.get(real_path(str(found))) if found is not None else None
                 if found is not None and known is None:
@@ -329,7 +331,7 @@ class ProjectRun:
             fixing = final.fixing and any(engine.applicable(f, final) for f in result.findings)
             rendered = None
             if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
-                rendered = _rendered(task, result.findings)
+                rendered = rendered_from_cache(task, result.findings)
             _store(self.cache, self.texts, task, result, rendered)
             if fixing:
                 # fix (or diff) with the final view, in this process: the files with fixes are few
@@ -351,7 +353,7 @@ def _surely_analysed(given: list[Task], texts: dict[str, str], cache: Cache | No
     disk, no cached result), largest first: what the workers parse ahead (planner/workers.py)."""
     sure = [t for t in given if t.analyse and t.path not in texts and t.real not in texts
             and not t.path.endswith(".ipynb") and not (cache is not None and t.key and cache.holds(t.key))]
-    return [t.path for t in _largest_first(sure)]
+    return [t.path for t in permuted(_largest_first(sure), "ahead")]
 
 
 def _largest_first(tasks: list[Task]) -> list[Task]:
@@ -373,7 +375,7 @@ def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileR
     extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
              "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
     if rendered is not None:
-        extra["rendered"] = [[e.to_json() for e in f.fix.edits] if f.fix is not None else None for f in rendered]
+        extra["rendered"] = [rendered_json(f.fix) if f.fix is not None else None for f in rendered]
     if task.key:
         cache.put(task.key, result.findings if task.analyse else [], extra)
 
@@ -421,20 +423,6 @@ def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
     task.rendered = extra.get("rendered")
     task.done = task.from_cache = True
     return True
-
-
-def _rendered(task: Task, findings: list[Finding]) -> list[Finding]:
-    """The findings with their fixes' text edits: from the cache entry of this content and these
-    findings when it holds them (libcst on a large file costs seconds), else rendered now."""
-    if task.from_cache and task.rendered is not None and len(task.rendered) == len(findings):
-        out = []
-        for finding, edits in zip(findings, task.rendered):
-            if finding.fix is not None:  # no edits: the rewrite engine could not apply this fix
-                fix = replace(finding.fix, edits=tuple(Edit.from_json(e) for e in edits)) if edits is not None else None
-                finding = replace(finding, fix=fix)
-            out.append(finding)
-        return out
-    return engine.render_fixes(task.source(), findings)
 
 
 def _imports_any(real: str, linted: set[str], manifest: Manifest | None, settings: Settings) -> bool:

@@ -49,7 +49,7 @@ class Task:
     provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis
     imported: bool = True  # a module of the run imports it: its full summary is computed
     writes: ModuleSummary | None = None  # not imported: its partial summary (writes into other modules' classes)
-    rendered: list[list[dict[str, Any]] | None] | None = None  # cached edits of each finding's fix (JSON)
+    rendered: list[dict[str, Any] | None] | None = None  # cached edits of each finding's fix and its alternatives (JSON)
     has_text: bool = True  # False: restored from the manifest (or dropped), read again on demand
     _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
     _bindings: dict[str, str] | None = None

@@ -36,6 +36,7 @@ from ..project.view import ProjectView
 from ..settings import Settings
 from ..sources import read_source
 from .files import lint_file
+from .permute import jitter
 
 # (path, settings, analyse, text, partial): one module's analysis in a worker
 Job = tuple[str, Settings, bool, "str | None", bool]
@@ -89,6 +90,7 @@ def execute(job: Job, published: str | None = None, tree: ast.Module | None = No
     """One module in a worker: findings and summary (or only the summary) with the worker's view;
     a partial summary for a module nothing imports. ``tree``: the job's text, parsed ahead."""
     path, settings, analyse, text, partial = job
+    jitter(path)
     view = _plan_view(published)
     assert view is not None
     link = ModuleLink(view, path, summary=True, partial=partial)

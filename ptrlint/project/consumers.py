@@ -2,9 +2,17 @@
 
 Asked by :mod:`ptrlint.analysis.consumers` through the project view, for the few tables that
 leave their module: a function's parameter that receives a table (the callee's module is read),
-and the result of a function that returns one (the modules that import it are read). Modules are
-parsed here on demand, once per process, without their own project view (one level deep), and
-the answers carry ``Location`` nodes so the message can name ``file:line``.
+the result of a function that returns one (the modules that import it are read; for a method,
+every module that calls a method of that name), an attribute a table is stored in (every module
+that reads an attribute of that name) and a module-level name (the modules that import it).
+Modules are parsed here on demand, once per process, without their own project view (one level
+deep: what they pass on to a third module is code ptrlint cannot see), and the answers carry
+``Location`` nodes so the message can name ``file:line``.
+
+An answer is a function of the files on disk alone: the modules it reads are found by listing
+and reading the project's files, in sorted order, never from what the run happens to have
+analysed already; each is analysed afresh for each question, so no answer depends on which
+questions a process was asked before.
 """
 
 from __future__ import annotations
@@ -12,13 +20,15 @@ from __future__ import annotations
 import ast
 import os
 import pickle
+import re
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..analysis.consumers import Consumers
-from ..analysis.uses import Use
+from ..analysis.uses import Trail, Use, UseKind
 from ..analysis.device import parse_host
 from ..analysis.facts import FactCollector
 from ..analysis.factories import FactorySignature, factory_signature
@@ -34,6 +44,8 @@ from .imports import function_text, imported_bindings, imported_modules, top_lev
 from .layout import module_name, project_files, project_root
 
 _EXCLUDED = tuple(e for e in DEFAULT_EXCLUDE if "/" not in e)
+MAX_READER_MODULES = 24  # modules read for one question; more readers than that are not followed
+REACH_DEPTH = 3  # import steps from a module to the modules where its objects are looked for
 
 
 @dataclass
@@ -61,7 +73,7 @@ class ProjectConsumers:
     """Parsed modules of one project, and the imports of every project file (read once)."""
 
     def __init__(self) -> None:
-        self._modules: dict[tuple[str, int], _Module | None] = {}
+        self._module_names: dict[str, str] = {}  # real path -> module name, for the files of the import tables
         self._imports: dict[str, dict[str, set[str]]] = {}  # project root -> {path: imported modules}
         self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
         self._texts: dict[str, tuple[str, dict[str, int], dict[str, str]]] = {}  # files read for factory lookups
@@ -93,76 +105,35 @@ class ProjectConsumers:
         self._known[real] = modules
 
     def close(self) -> None:
-        """The run is done: drop the parsed modules and the answers built on them, releasing each
-        module's facts so that reference counting frees them (ptrlint/gcpause.py)."""
-        for module in self._modules.values():
-            if module is not None:
-                module.consumers.release()
-                module.facts.release()
-        self._modules.clear()
+        """The run is done: drop the answers."""
         self._answers.clear()
 
-    def _load(self, path: str, options: AnalysisOptions) -> _Module | None:
-        key = (os.path.realpath(path), id(options))
-        if key in self._modules:
-            return self._modules[key]
-        found: _Module | None = None
-        try:
-            text = Path(path).read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            text = None
-        tree = _parse(text) if text is not None else None
-        if tree is not None:
-            name, is_package = module_name(path)
-            facts = ModuleFacts(FactCollector(options, ModuleContext(name, is_package, None)).run(tree))
-            found = _Module(path, tree, facts, SourceMap(text or ""), Consumers(tree, facts, module_name=name, path=path))
-        self._modules[key] = found
-        return found
-
-    def _located(self, module: _Module, uses: list[Use]) -> list[Use]:
-        out = []
-        for use in uses:
-            node = use.node
-            if not isinstance(node, Location):
-                line, column = module.source.line_column(module.source.start(node)) if hasattr(node, "lineno") else (0, 0)
-                node = Location(display_path(module.path), line, column)
-            out.append(replace(use, node=node))
-        return out
-
     def parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                  keyword: str | None, options: AnalysisOptions, depth: int = 0) -> list[Use] | None:
+                  keyword: str | None, options: AnalysisOptions, path: tuple = ()) -> list[Use] | None:
         """Uses of the parameter a call binds (by position or keyword) in the function ``qname``
-        (``locate`` finds its file and the rest of the name, ``f`` or ``Cls.m``), following re-exports."""
-        key = ("parameter", qname, position, keyword, id(options))
+        (``locate`` finds its file and the rest of the name, ``f`` or ``Cls.m``), following
+        re-exports; ``path``: where the table sits in the argument."""
+        key = ("parameter", qname, position, keyword, path, id(options))
         if key not in self._answers:
-            self._answers[key] = self._parameter(qname, locate, position, keyword, options, depth)
+            self._answers[key] = self._parameter(qname, locate, position, keyword, options, path)
         return self._answers[key]
 
-    def _function(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], options: AnalysisOptions,
-                  depth: int = 0) -> tuple[_Module, FunctionNode] | None:
-        """The module and the function (``f`` or ``Cls.m``) that ``qname`` names, following re-exports."""
+    def _function_file(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
+                       depth: int = 0) -> tuple[str, str] | None:
+        """The file that defines the function (``f`` or ``Cls.m``) ``qname`` names, and that name,
+        following re-exports (read from the file's text: ``from .impl import f``)."""
         found = locate(qname)
         if found is None or depth > 4:
             return None
         file, rest = found
-        module = self._load(str(file), options)
-        if module is None:
-            return None
-        c = module.facts.c
-        function = None
         head, _, method = rest.partition(".")
-        if method:
-            for class_id, qualname in c.class_qualnames.items():
-                if qualname == head:
-                    function = c.class_methods.get(class_id, {}).get(method)
-        else:
-            function = next((f for k, f in c.functions.items() if k[1] == id(c.module_scope) and k[2] == head), None)
-        if function is None:
-            target = c.module_scope.imports.get(head)  # `from .impl import f` re-exported here
-            if target is None:
-                return None
-            return self._function(".".join([target, *([method] if method else [])]), locate, options, depth + 1)
-        return module, function
+        text, defs, bindings = self._index_file(str(file))
+        if head in defs or re.search(rf"^[ \t]*class[ \t]+{re.escape(head)}\b", text, re.MULTILINE):
+            return str(file), rest
+        target = bindings.get(head)
+        if target is None:
+            return str(file), rest  # the module defines it some other way: let the analysis look
+        return self._function_file(".".join([target, *([method] if method else [])]), locate, depth + 1)
 
     def factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
                 options: AnalysisOptions, depth: int = 0) -> FactorySignature | None:
@@ -213,49 +184,112 @@ class ProjectConsumers:
         return self._texts[path]
 
     def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                   keyword: str | None, options: AnalysisOptions, depth: int) -> list[Use] | None:
-        found = self._function(qname, locate, options, depth)
+                   keyword: str | None, options: AnalysisOptions, path: tuple) -> list[Use] | None:
+        found = self._function_file(qname, locate)
         if found is None:
             return None
-        module, function = found
-        c = module.facts.c
-        args = function.args
-        params = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if c.method_kinds.get(id(function)) in ("instance", "class") and params:
-            params = params[1:]
-        if keyword is not None:
-            param = keyword if keyword in params or keyword in {a.arg for a in args.kwonlyargs} else None
-        else:
-            param = params[position] if position is not None and position < len(params) else None
-        if param is None:
-            return None
-        return self._located(module, module.consumers.parameter_uses(function, param))
+        file, rest = found
+        with _analysed(file, options) as module:
+            function = _find_function(module, rest) if module is not None else None
+            if module is None or function is None:
+                return None
+            c = module.facts.c
+            args = function.args
+            params = [a.arg for a in (*args.posonlyargs, *args.args)]
+            if c.method_kinds.get(id(function)) in ("instance", "class") and params:
+                params = params[1:]
+            if keyword is not None:
+                param = keyword if keyword in params or keyword in {a.arg for a in args.kwonlyargs} else None
+            else:
+                param = params[position] if position is not None and position < len(params) else None
+            if param is None:
+                return None
+            return _located(module, module.consumers.parameter_uses(function, param, Trail(path=path)))
 
-    def results(self, qname: str, own_file: Path, options: AnalysisOptions) -> list[Use]:
-        """Uses of what ``qname`` returns, in the project modules that import its module."""
-        key = ("results", qname, str(own_file), id(options))
+    def results(self, qname: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
+        """Uses of what ``qname`` returns in the other modules of the project: calls of a function in
+        the modules that import its module; of a method (``pkg.mod.Cls.m``), every ``x.m(...)`` in
+        the project, since an instance may be anywhere."""
+        key = ("results", qname, str(own_file), path, id(options))
         if key in self._answers:
             return self._answers[key] or []
-        target_module = qname.rpartition(".")[0]
-        while target_module and module_name(str(own_file))[0] != target_module:
-            target_module = target_module.rpartition(".")[0]  # `pkg.mod.Cls.method` -> `pkg.mod`
+        own_module = module_name(str(own_file))[0]
         name = qname.rpartition(".")[2]
-        out: list[Use] = []
-        for path in self._importers(own_file, target_module or qname.rpartition(".")[0]):
-            try:
-                with open(path, "rb") as handle:
-                    if name.encode() not in handle.read():
-                        continue  # never spells the function's name: no call to parse for
-            except OSError:
-                continue
-            module = self._load(path, options)
-            if module is not None:
-                out.extend(self._located(module, module.consumers.result_uses(qname)))
+        method = qname.rpartition(".")[0] != own_module
+        if method:
+            reach, names = self._reach(own_file, own_module)
+            paths = _spelling(own_file, rf"\.\s*{re.escape(name)}\s*\(", reach)
+        else:
+            names = {own_module}
+            paths = _spelling(own_file, rf"\b{re.escape(name)}\b", self._importers(own_file, own_module))
+        out = self._ask_modules(paths, f"call `{name}()`", options, names,
+                                lambda module: module.consumers.readers.result_uses(qname, path, method))
         self._answers[key] = out
         return out
 
+    def attribute_reads(self, attr: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
+        """Uses of every ``x.attr`` read in the other modules of the project."""
+        key = ("attributes", attr, str(own_file), path, id(options))
+        if key in self._answers:
+            return self._answers[key] or []
+        reach, names = self._reach(own_file, module_name(str(own_file))[0])
+        paths = _spelling(own_file, rf"\.\s*{re.escape(attr)}\b", reach)
+        out = self._ask_modules(paths, f"read `.{attr}`", options, names,
+                                lambda module: module.consumers.readers.attribute_uses(attr, path))
+        self._answers[key] = out
+        return out
+
+    def name_reads(self, qname: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
+        """Uses of the module-level name ``qname`` in the modules that import its module."""
+        key = ("names", qname, str(own_file), path, id(options))
+        if key in self._answers:
+            return self._answers[key] or []
+        own_module = module_name(str(own_file))[0]
+        name = qname.rpartition(".")[2]
+        paths = _spelling(own_file, rf"\b{re.escape(name)}\b", self._importers(own_file, own_module))
+        out = self._ask_modules(paths, f"use `{name}`", options, {own_module},
+                                lambda module: module.consumers.readers.name_uses(qname, path))
+        self._answers[key] = out
+        return out
+
+    def _ask_modules(self, paths: list[str], what: str, options: AnalysisOptions, names: set[str],
+                     ask: Callable[[_Module], list[Use]]) -> list[Use]:
+        """``ask`` each module (in sorted order) that really imports one of ``names`` (its text said
+        so, but an import in a string says so too); more than ``MAX_READER_MODULES`` are not followed."""
+        if len(paths) > MAX_READER_MODULES:
+            where = Location(display_path(paths[0]), 1, 1)
+            return [Use(UseKind.ESCAPE, where, f"{len(paths)} modules of the project {what}: more than ptrlint follows")]
+        out: list[Use] = []
+        for path in paths:
+            with _analysed(path, options) as module:
+                if module is not None and _imports_one_of(module, names):
+                    out.extend(_located(module, ask(module)))
+        return out
+
+    def _reach(self, own_file: Path, module: str) -> tuple[list[str], set[str]]:
+        """Where an object made in ``module`` may be read: the project files that import it, or
+        import a module that does, to ``REACH_DEPTH`` steps (an instance travels from where its
+        module is imported to the callers of those modules), in sorted order; and the names of
+        the modules on the way."""
+        table = self._import_table(own_file, module)
+        reached: set[str] = set()
+        names = {module}
+        for _ in range(REACH_DEPTH):
+            found = {path for path, imported in table.items() if not imported.isdisjoint(names)} - reached
+            if not found:
+                break
+            reached |= found
+            names |= {self._module_names[path] for path in found if path in self._module_names}
+        own = os.path.realpath(own_file)
+        return sorted(p for p in reached if p != own), names
+
     def _importers(self, own_file: Path, module: str) -> list[str]:
-        """Project files whose import lines name ``module`` (each file read once per process)."""
+        """Project files whose import lines name ``module``."""
+        own = os.path.realpath(own_file)
+        return sorted(p for p, imported in self._import_table(own_file, module).items() if module in imported and p != own)
+
+    def _import_table(self, own_file: Path, module: str) -> dict[str, set[str]]:
+        """{real path: the modules it imports} of the project files around ``module`` (each read once per process)."""
         root = str(_package_root(own_file, module))
         if self._known_pickled is not None:
             self._known, self._known_pickled = pickle.loads(self._known_pickled), None
@@ -264,6 +298,8 @@ class ProjectConsumers:
             table = self._imports[root] = {}
             for path in project_files(Path(root), _EXCLUDED):
                 real = os.path.realpath(path)
+                name, is_package = module_name(path)
+                self._module_names[real] = name
                 known = self._known.get(real)
                 if known is not None:
                     if known:
@@ -276,10 +312,80 @@ class ProjectConsumers:
                     continue
                 if "import" not in text:
                     continue
-                name, is_package = module_name(path)
                 table[real] = imported_modules(text, name, is_package)
-        own = os.path.realpath(own_file)
-        return [p for p, imported in table.items() if module in imported and p != own]
+        return table
+
+
+@contextmanager
+def _analysed(path: str, options: AnalysisOptions) -> Iterator[_Module | None]:
+    """One module read and analysed afresh for one question, and released after it (so that
+    reference counting frees its tree and facts: ptrlint/gcpause.py)."""
+    try:
+        text: str | None = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        text = None
+    tree = _parse(text) if text is not None else None
+    if tree is None:
+        yield None
+        return
+    name, is_package = module_name(path)
+    facts = ModuleFacts(FactCollector(options, ModuleContext(name, is_package, None)).run(tree))
+    module = _Module(path, tree, facts, SourceMap(text or ""), Consumers(tree, facts, module_name=name, path=path))
+    try:
+        yield module
+    finally:
+        module.consumers.release()
+        facts.release()
+
+
+def _located(module: _Module, uses: list[Use]) -> list[Use]:
+    out = []
+    for use in uses:
+        node = use.node
+        if not isinstance(node, Location):
+            line, column = module.source.line_column(module.source.start(node)) if hasattr(node, "lineno") else (0, 0)
+            node = Location(display_path(module.path), line, column)
+        out.append(replace(use, node=node))
+    return out
+
+
+def _find_function(module: _Module, rest: str) -> FunctionNode | None:
+    c = module.facts.c
+    head, _, method = rest.partition(".")
+    if method:
+        for class_id, qualname in c.class_qualnames.items():
+            if qualname == head:
+                return c.class_methods.get(class_id, {}).get(method)
+        return None
+    return next((f for k, f in c.functions.items() if k[1] == id(c.module_scope) and k[2] == head), None)
+
+
+def _spelling(own_file: Path, pattern: str, among: list[str]) -> list[str]:
+    """The files of ``among`` other than ``own_file`` whose text matches ``pattern``, sorted."""
+    own = os.path.realpath(own_file)
+    compiled = re.compile(pattern.encode())
+    out = []
+    for path in among:
+        if os.path.realpath(path) == own:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                if compiled.search(handle.read()) is None:
+                    continue
+        except OSError:
+            continue
+        out.append(path)
+    return sorted(out)
+
+
+def _imports_one_of(module: _Module, names: set[str]) -> bool:
+    """Whether an analysed module's import statements (in any scope) name one of ``names``."""
+    for scope in module.facts.c.scopes.values():
+        for qualified in scope.imports.values():
+            if qualified in names or qualified.rpartition(".")[0] in names or \
+                    any(name.startswith(qualified + ".") for name in names):
+                return True
+    return False
 
 
 def _package_root(own_file: Path, module: str) -> Path:

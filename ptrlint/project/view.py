@@ -16,6 +16,7 @@ from typing import Iterable
 
 from ..analysis.factories import FactorySignature
 from ..analysis.lattice import Location, Value
+from ..analysis.uses import parse_path, path_text
 from .consumers import ProjectConsumers
 from .layout import module_file, namespace_file
 from .summary import ModuleSummary, ValueSummary
@@ -200,11 +201,13 @@ class ProjectView:
         return any(".".join(parts[:i]) in self.summaries or namespace_file(".".join(parts[:i]), self.bases) is not None
                    for i in range(len(parts) - 1, 0, -1))
 
-    def param_consumers(self, qname: str, position: int | None, keyword: str | None, options: object) -> list | None:
-        """Uses of the parameter that a call of ``qname`` (another module's function) binds the table to."""
+    def param_consumers(self, qname: str, position: int | None, keyword: str | None, path: tuple,
+                        options: object) -> list | None:
+        """Uses of the parameter that a call of ``qname`` (another module's function) binds the table
+        to (``path``: where the table sits in the argument)."""
         self.options = options
-        answer = self.consumers.parameter(qname, self._module_file, position, keyword, options)  # type: ignore[arg-type]
-        self._record(f"pconsumers[{position}|{keyword}]", qname, _fingerprint(answer))
+        answer = self.consumers.parameter(qname, self._module_file, position, keyword, options, path)  # type: ignore[arg-type]
+        self._record(f"pconsumers[{position}|{keyword}|{path_text(path)}]", qname, _fingerprint(answer))
         return answer
 
     def _module_file(self, qname: str) -> tuple[Path, str] | None:
@@ -216,12 +219,32 @@ class ProjectView:
                 return file, ".".join(parts[i:])
         return None
 
-    def result_consumers(self, qname: str, options: object) -> list:
-        """Uses, in the modules that import it, of what ``qname`` (a function of this module) returns."""
+    def _own_file(self) -> Path | None:
+        return module_file(self.own_module, self.bases) if self.own_module else None
+
+    def result_consumers(self, qname: str, path: tuple, options: object) -> list:
+        """Uses, in the other modules of the project, of what ``qname`` (a function or method of this
+        module) returns."""
         self.options = options
-        own = module_file(self.own_module, self.bases) if self.own_module else None
-        answer = self.consumers.results(qname, own, options) if own is not None else []  # type: ignore[arg-type]
-        self._record("consumers", qname, _fingerprint(answer))
+        own = self._own_file()
+        answer = self.consumers.results(qname, own, options, path) if own is not None else []  # type: ignore[arg-type]
+        self._record(f"consumers[{path_text(path)}]", qname, _fingerprint(answer))
+        return answer
+
+    def attribute_consumers(self, attr: str, path: tuple, options: object) -> list:
+        """Uses, in the other modules of the project, of every ``x.attr`` they read."""
+        self.options = options
+        own = self._own_file()
+        answer = self.consumers.attribute_reads(attr, own, options, path) if own is not None else []  # type: ignore[arg-type]
+        self._record(f"aconsumers[{path_text(path)}]", attr, _fingerprint(answer))
+        return answer
+
+    def name_consumers(self, qname: str, path: tuple, options: object) -> list:
+        """Uses, in the modules that import it, of the module-level name ``qname`` of this module."""
+        self.options = options
+        own = self._own_file()
+        answer = self.consumers.name_reads(qname, own, options, path) if own is not None else []  # type: ignore[arg-type]
+        self._record(f"nconsumers[{path_text(path)}]", qname, _fingerprint(answer))
         return answer
 
     def factory(self, qname: str, options: object) -> FactorySignature | None:
@@ -248,7 +271,7 @@ def _fingerprint(uses: list | None) -> list | None:
 
 # Lookups whose answers read only files on disk (the consumers of a table, a factory's signature),
 # never summaries: within one run they cannot change.
-_FILE_LOOKUPS = ("consumers", "pconsumers[", "factory")
+_FILE_LOOKUPS = ("consumers[", "pconsumers[", "aconsumers[", "nconsumers[", "factory")
 
 
 def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...],
@@ -298,12 +321,16 @@ def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
         probe.attribute(cls, attr)
     elif what == "name":
         probe.name(qname)
-    elif what == "consumers" and view.options is not None:
-        probe.result_consumers(qname, view.options)
+    elif what.startswith("consumers[") and view.options is not None:
+        probe.result_consumers(qname, parse_path(what[len("consumers["):-1]), view.options)
+    elif what.startswith("aconsumers[") and view.options is not None:
+        probe.attribute_consumers(qname, parse_path(what[len("aconsumers["):-1]), view.options)
+    elif what.startswith("nconsumers[") and view.options is not None:
+        probe.name_consumers(qname, parse_path(what[len("nconsumers["):-1]), view.options)
     elif what.startswith("pconsumers[") and view.options is not None:
-        position, _, keyword = what[len("pconsumers["):-1].partition("|")
+        position, keyword, path = what[len("pconsumers["):-1].split("|")
         probe.param_consumers(qname, None if position == "None" else int(position),
-                              None if keyword == "None" else keyword, view.options)
+                              None if keyword == "None" else keyword, parse_path(path), view.options)
     elif what == "factory" and view.options is not None:
         probe.factory(qname, view.options)
     elif what == "into":

@@ -30,6 +30,9 @@ _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
     "view_receiver": (cst.Call,),
     "wrap_uint64_tensor": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer,
                            cst.IfExp, cst.UnaryOperation),
+    "wrap_call": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer, cst.IfExp,
+                  cst.UnaryOperation),
+    "append_astype": (cst.Call, cst.Name, cst.Attribute, cst.Subscript),
 }
 
 
@@ -174,6 +177,15 @@ def _apply(intent: Intent, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
                                                 whitespace_after=cst.SimpleWhitespace("")))],
         )
         return call.with_changes(lpar=node.lpar, rpar=node.rpar)
+    if action == "wrap_call":  # `p` -> `np.uint64(p)` (value: the callee)
+        assert isinstance(node, cst.BaseExpression)
+        inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
+        call = cst.Call(func=cst.parse_expression(intent.value), args=[cst.Arg(inner)])
+        return call.with_changes(lpar=node.lpar, rpar=node.rpar)
+    if action == "append_astype":  # `ids` -> `ids.astype(np.uint64)` (value: the dtype)
+        assert isinstance(node, cst.BaseExpression)
+        return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("astype")),
+                        args=[cst.Arg(cst.parse_expression(intent.value))])
     if action == "add_import_name":
         assert isinstance(node, cst.ImportFrom)
         if isinstance(node.names, cst.ImportStar) or not node.names:

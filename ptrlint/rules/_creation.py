@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 from ..analysis.uses import FixKind, describe
 from ..analysis.records import Creation
 from ..analysis.lattice import Location, Origin, Value
+from ..files import display_path
 from ..fixes import append_keyword, replace_dtype, spell
 from ..model import Intent
 from ..names import (
@@ -96,10 +97,9 @@ def copy_evidence(ctx: RuleContext, creation: Creation) -> tuple[tuple[ast.AST, 
     return tuple(out)
 
 
-def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str,
-                     by_consumers: bool = False) -> Diagnostic:
-    """A dtype finding's fix: with ``by_consumers`` (signed 64-bit tables) chosen by where the table
-    goes (uint64, or bit-preserving, or none safe); otherwise safe unless an unsupported use is seen."""
+def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str) -> Diagnostic:
+    """A dtype finding (PTR001, PTR003): the dtype token becomes uint64, or, for a signed 64-bit
+    table a consumer needs as int64, the table is created unsigned and viewed back."""
     assert creation.dtype is not None
     dtype = creation.dtype
     library = info.library
@@ -108,30 +108,47 @@ def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evid
     def uint64() -> list[Intent] | None:
         return replace_dtype(ctx.module, ctx.source, dtype, library, creation.scope, info.qname)
 
-    if not by_consumers:
-        safe, why = ctx.fix_safety(creation)
-        title = "Use an unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-        return Diagnostic(ctx.span(dtype), message, uint64, safe, title, evidence_out)
-    return _consumer_diagnostic(ctx, creation, message, evidence_out, uint64, ctx.code(dtype), ctx.span(dtype))
+    signed64 = info.cls is DtypeClass.SIGNED64
+    return consumer_diagnostic(ctx, creation, message, evidence_out, uint64, ctx.span(dtype), "Use an",
+                               ctx.code(dtype) if signed64 else None, bit_preserving_possible=signed64)
 
 
-def _consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
-                         uint64: "Callable[[], list[Intent] | None]", signed_text: str | None,
-                         span: tuple[int, int]) -> Diagnostic:
-    """The fix of a signed or implicit 64-bit pointer table, chosen by its consumers."""
+def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
+                        uint64: "Callable[[], list[Intent] | None]", span: tuple[int, int], verb: str,
+                        signed_text: str | None, bit_preserving_possible: bool = True) -> Diagnostic:
+    """The fix of a pointer table, chosen by its consumers (analysis/consumers.py).
+
+    - every use seen and uint64-ready: the plain uint64 dtype;
+    - a use needs int64, or was not followed to its end (an escape, code ptrlint cannot see): the
+      bit-preserving fix (create unsigned, view back as the signed dtype), when the table was a
+      signed 64-bit one (``signed_text``: its dtype as spelled; None for an implicit int64) and the
+      creation can be viewed (``bit_preserving_possible``); with the plain uint64 change as an
+      unsafe alternative where the deciding use was unseen;
+    - a sign-sensitive use, a collective receive, a computed table read back: no safe fix.
+    Either fix creates the table unsigned: a Python int of unknown sign entering it makes it unsafe.
+    """
     choice = ctx.fix_choice(creation)
     decider = choice.decider
     why = describe(decider) if decider is not None else ""
     consumer_evidence = () if decider is None else ((decider.node, f"consumer: {decider.why} ({decider.kind.value})"),)
+    ints = ctx.consumers.ints
     if choice.kind is FixKind.UINT64:
-        verb = "Add an explicit" if signed_text is None else "Use an"
+        sign = ints.sign_unknown(creation, stores=True)
+        if sign is not None:
+            return Diagnostic(span, message, uint64, False, f"{verb} unsigned 64-bit dtype (unsafe: {sign})", evidence)
         return Diagnostic(span, message, uint64, True, f"{verb} unsigned 64-bit dtype (no use needs int64)", evidence)
-    unsafe_title = f"Use an unsigned 64-bit dtype (unsafe: {why})"
-    if choice.kind is FixKind.NONE or creation.library is None:
-        if choice.kind is FixKind.BIT_PRESERVING:
-            unsafe_title = f"Use an unsigned 64-bit dtype (unsafe: {why}; a buffer factory has no `.view`)"
+    unsafe_title = f"{verb} unsigned 64-bit dtype (unsafe: {why})"
+    int64_bound = choice.kind is FixKind.BIT_PRESERVING
+    if not int64_bound or not bit_preserving_possible or creation.library is None:
+        if int64_bound and creation.library is None:
+            unsafe_title = f"{unsafe_title[:-1]}; a buffer factory has no `.view`)"
+        elif int64_bound and not bit_preserving_possible:
+            unsafe_title = f"{unsafe_title[:-1]}; its dtype was not int64, so no view hands its consumers what they had)"
         return Diagnostic(span, message, uint64, False, unsafe_title, evidence + consumer_evidence)
-    sites, blocker = ctx.consumers.ints.element_stores(creation)
+    sites, blocker = ints.element_stores(creation)
+    elsewhere = ints.written_elsewhere(creation)
+    if blocker is None and elsewhere:
+        blocker = f"Python ints are stored into it {_where(elsewhere[0])}, beyond this fix's reach"
     if blocker is not None:
         return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
     library = creation.library
@@ -163,7 +180,21 @@ def _consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evi
 
     how = f"`.view({signed or 'int64'})`" if not sites else "an unsigned numpy view for the stores"
     title = f"Create the table unsigned and hand on its int64 bits ({how}): {why}"
-    return Diagnostic(span, message, bit_preserving, True, title, evidence + consumer_evidence)
+    alternatives = ((f"{verb} unsigned 64-bit dtype (unsafe: {why})", uint64),) if decider is not None and decider.unseen \
+        else ()
+    sign = ints.sign_unknown(creation, stores=bool(sites))
+    if sign is not None:
+        return Diagnostic(span, message, bit_preserving, False, f"{title} (unsafe: {sign})",
+                          evidence + consumer_evidence, alternatives)
+    return Diagnostic(span, message, bit_preserving, True, title, evidence + consumer_evidence, alternatives)
+
+
+def _where(value: Value) -> str:
+    """``in kvoffload/worker.py:14``: where another module's write was seen."""
+    for node, _message in value.evidence:
+        if isinstance(node, Location):
+            return f"in {display_path(node.path)}:{node.line}"
+    return "in another module"
 
 
 def _python_data(ctx: RuleContext, creation: Creation) -> bool:
@@ -214,8 +245,5 @@ def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Val
             return None
         return [*inserted, *imports]
 
-    if creation.like_source is not None and creation.qname not in IMPLICIT_DTYPE_CALLS:
-        safe, why = ctx.fix_safety(creation)
-        title = "Add an explicit unsigned 64-bit dtype" + (f" (unsafe: {why})" if not safe else "")
-        return Diagnostic(ctx.span(call.func), message, intents, safe, title, evidence.evidence)
-    return _consumer_diagnostic(ctx, creation, message, evidence.evidence, intents, None, ctx.span(call.func))
+    return consumer_diagnostic(ctx, creation, message, evidence.evidence, intents, ctx.span(call.func), "Add an explicit",
+                               None, bit_preserving_possible=creation.like_source is None or creation.qname in IMPLICIT_DTYPE_CALLS)

@@ -36,6 +36,8 @@ class Diagnostic:
     safe: bool = True
     fix_title: str = ""
     evidence: Evidence = ()
+    # other fixes offered besides the main one, all unsafe: (title, intents)
+    alternatives: tuple[tuple[str, Callable[[], list[Intent] | None]], ...] = ()
 
 
 @dataclass
@@ -76,15 +78,6 @@ class RuleContext:
     def fix_choice(self, creation: Creation) -> FixChoice:
         """Which fix keeps every consumer of the creation's buffer working (analysis/consumers.py)."""
         return choose_fix(self.consumers.of_creation(creation))
-
-    def fix_safety(self, creation: Creation) -> tuple[bool, str]:
-        """Safe unless the analysed scope applies an operation uint64 tensors lack to the buffer."""
-        uses = self.facts.unsafe_uses(creation.key)
-        if not uses:
-            return True, ""
-        node, why = uses[0]
-        line = node.lineno  # type: ignore[attr-defined]
-        return False, f"{why} on line {line} may not support uint64"
 
 
 class Rule:

@@ -54,24 +54,28 @@ applies arithmetic, ordering or reductions to it.
     )
     INVALID = (
         Invalid(
-            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], device='cuda')\n",
-            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], device='cuda', dtype=torch.uint64)\n",
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], device='cuda')\ncopy_kernel[(1,)](ptrs)\n",
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], device='cuda', dtype=torch.uint64)\n"
+            "copy_kernel[(1,)](ptrs)\n",
         ),
         Invalid(
-            "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs)\n",
-            "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs, dtype=np.uint64)\n",
+            "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs)\nprint(t[0])\n",
+            "import numpy as np\naddrs = []\nfor c in chunks:\n    addrs.append(c.ctypes.data)\nt = np.array(addrs, dtype=np.uint64)\n"
+            "print(t[0])\n",
         ),
         Invalid(
             "import torch\nimport ext\next.launch(torch.tensor([t.data_ptr() for t in ts]))\n",
             "import torch\nimport ext\next.launch(torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64).view(torch.int64))\n",
         ),
-        Invalid(
-            "import torch\npeer_ptrs = torch.as_tensor(raw)\n",
-            "import torch\npeer_ptrs = torch.as_tensor(raw, dtype=torch.uint64)\n",
+        Invalid(  # names only: the values may be negative (wrapped by whoever made them)
+            "import torch\npeer_ptrs = torch.as_tensor(raw)\ncopy_kernel[(1,)](peer_ptrs)\n",
+            "import torch\npeer_ptrs = torch.as_tensor(raw, dtype=torch.uint64)\ncopy_kernel[(1,)](peer_ptrs)\n",
+            unsafe=True,
         ),
         Invalid(
-            "from torch import tensor\nx = tensor(\n    [b.data_ptr() for b in bs],\n    device=d,\n)\n",
-            "from torch import tensor, uint64\nx = tensor(\n    [b.data_ptr() for b in bs],\n    device=d,\n    dtype=uint64,\n)\n",
+            "from torch import tensor\nx = tensor(\n    [b.data_ptr() for b in bs],\n    device=d,\n)\ncopy_kernel[(1,)](x)\n",
+            "from torch import tensor, uint64\nx = tensor(\n    [b.data_ptr() for b in bs],\n    device=d,\n    dtype=uint64,\n)\n"
+            "copy_kernel[(1,)](x)\n",
         ),
     )
 

@@ -13,7 +13,7 @@ class NarrowPointerDtype(Rule):
     code = "PTR003"
     name = "narrow-pointer-dtype"
     summary = "Pointer-holding buffer with a dtype narrower than 64 bits, or floating point"
-    fix_availability = "sometimes (safe unless the buffer meets arithmetic, ordering or reductions)"
+    fix_availability = "sometimes (safe when every use is seen and works on uint64)"
     doc = """
 ## What it does
 Flags a pointer-holding tensor or array created with `int32`, `uint32`, `int16`, `float32`,
@@ -35,8 +35,12 @@ ptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.uint64)
 ```
 
 ## Fix safety
-The dtype token becomes uint64 (same spelling rules as PTR001). Safe unless the buffer meets
-arithmetic, ordering comparisons, reductions, `searchsorted`, `index_select` or `index_put_`.
+The dtype token becomes uint64 (same spelling rules as PTR001), chosen by the table's consumers
+as for PTR001: safe when every use of the table is seen and works on uint64 and every Python int
+that enters it is known not to be negative. Where a use needs another dtype (arithmetic,
+ordering, a compiled op, a collective) or is not seen (returned to unknown callers, stored where
+nothing reads it), the fix is unsafe: no view can hand a consumer the narrow dtype it had, so the
+title names that use.
 
 ## Options
 - `pointer-names`, `lookalike-names`, `buffer-factories`, `pointer-functions` (see PTR001).
@@ -48,20 +52,21 @@ arithmetic, ordering comparisons, reductions, `searchsorted`, `index_select` or 
     )
     INVALID = (
         Invalid(
-            "import torch\nptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.int32)\n",
-            "import torch\nptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.uint64)\n",
+            "import torch\nptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.int32)\ncopy_kernel[(1,)](ptrs)\n",
+            "import torch\nptrs = torch.tensor([b.data_ptr() for b in blocks], dtype=torch.uint64)\ncopy_kernel[(1,)](ptrs)\n",
         ),
         Invalid(
-            "import torch\nlocal = torch.tensor([b.data_ptr() for b in bs], dtype=torch.float64)\n",
-            "import torch\nlocal = torch.tensor([b.data_ptr() for b in bs], dtype=torch.uint64)\n",
+            "import torch\nlocal = torch.tensor([b.data_ptr() for b in bs], dtype=torch.float64)\nprint(local.tolist())\n",
+            "import torch\nlocal = torch.tensor([b.data_ptr() for b in bs], dtype=torch.uint64)\nprint(local.tolist())\n",
         ),
         Invalid(
-            "import numpy as np\naddrs = np.fromiter((b.ctypes.data for b in bs), dtype=np.uint32)\n",
-            "import numpy as np\naddrs = np.fromiter((b.ctypes.data for b in bs), dtype=np.uint64)\n",
+            "import numpy as np\naddrs = np.fromiter((b.ctypes.data for b in bs), dtype=np.uint32)\nprint(addrs[0])\n",
+            "import numpy as np\naddrs = np.fromiter((b.ctypes.data for b in bs), dtype=np.uint64)\nprint(addrs[0])\n",
         ),
-        Invalid(
+        Invalid(  # stored where nothing in sight reads it: its consumers may need the narrow dtype
             "import torch\nclass R:\n    def f(self):\n        self.state_addrs = self._make_buffer(4, dtype=torch.int32)\n",
             "import torch\nclass R:\n    def f(self):\n        self.state_addrs = self._make_buffer(4, dtype=torch.uint64)\n",
+            unsafe=True,
         ),
     )
 

@@ -6,6 +6,9 @@ import ast
 from typing import Iterator
 
 from ..analysis.lattice import Kind, Origin
+from ..analysis.uses import UseKind, describe
+from ..fixes import replace_dtype, spell
+from ..model import Intent
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -13,7 +16,7 @@ class SignedPointerArithmetic(Rule):
     code = "PTR007"
     name = "signed-pointer-arithmetic"
     summary = "Pointer value (a Python int) combined with a signed-integer numpy array"
-    fix_availability = "none"
+    fix_availability = "sometimes (safe where the result is stored into a buffer and every operand can be made uint64)"
     doc = """
 ## What it does
 Flags `+`, `-` or `*` between a pointer value that is a plain Python int (`t.data_ptr()`,
@@ -30,19 +33,25 @@ and is not flagged here.
 ## Example
 ```python
 rows = np.arange(n)
-addrs = cache.data_ptr() + rows * cache.stride(0) * cache.element_size()
+descriptors[:n] = cache.data_ptr() + rows * cache.stride(0) * cache.element_size()
 ```
 
 ## Use instead
 ```python
-rows = np.arange(n, dtype=np.uint64)
-addrs = np.uint64(cache.data_ptr()) + rows * np.uint64(cache.stride(0) * cache.element_size())
+rows = np.arange(n)
+descriptors[:n] = np.uint64(cache.data_ptr()) + rows.astype(np.uint64) * cache.stride(0) * cache.element_size()
 ```
 
 ## Fix safety
-No automatic fix: every operand has to become uint64 (`np.uint64(ptr) + ids.astype(np.uint64) *
-np.uint64(stride)`), and mixing uint64 with a signed array turns the result into float64, so
-the rewrite needs a reviewer.
+The fix computes in uint64: the address becomes `np.uint64(...)` and every signed array operand
+`.astype(np.uint64)` (an `.astype(np.int64)` becomes `.astype(np.uint64)`). uint64 arithmetic is
+modular, so the bits are the ones the int64 arithmetic meant, and a uint64 array stored into an
+int64 buffer (`desc[:n] = ...`) keeps them: the buffer keeps its dtype for its consumers. It is
+safe when the result only goes into buffers (element or slice stores, copies) and every other
+operand is a non-negative Python int (a constant, a stride, a size). It is unsafe, and its title
+says why, where the result is read back, returned or handed on as an array (its dtype changes
+from int64 to uint64), meets a signed array again (uint64 with int64 is float64), or an operand's
+type or sign is unknown; there is no fix where an operand is a float or a negative constant.
 
 ## Options
 - `pointer-functions` (see PTR001).
@@ -55,12 +64,25 @@ the rewrite needs a reviewer.
         "import numpy as np\ndef f(t, base, n):\n    return t.data_ptr() - base + np.arange(n)\n",
     )
     INVALID = (
-        Invalid("import numpy as np\ndef f(t, n):\n    return t.data_ptr() + np.arange(n) * t.stride(0)\n"),
+        Invalid("import numpy as np\ndef f(t, n, desc):\n    desc[:n] = t.data_ptr() + np.arange(n) * t.stride(0)\n",
+                "import numpy as np\ndef f(t, n, desc):\n    desc[:n] = np.uint64(t.data_ptr()) + np.arange(n).astype(np.uint64) * "
+                "t.stride(0)\n"),
+        Invalid("import numpy as np\ndef f(t, n):\n    return t.data_ptr() + np.arange(n) * t.stride(0)\n",
+                "import numpy as np\ndef f(t, n):\n    return np.uint64(t.data_ptr()) + np.arange(n).astype(np.uint64) * "
+                "t.stride(0)\n", unsafe=True),
         Invalid(
-            "import numpy as np\ndef f(pool, pages, size):\n    origin = pool.data_ptr()\n"
-            "    return origin + pages.astype(np.int64) * size\n"
+            "import numpy as np\ndef f(pool, pages, desc):\n    origin = pool.data_ptr()\n"
+            "    desc[:] = origin + pages.astype(np.int64) * pool.stride(0)\n",
+            "import numpy as np\ndef f(pool, pages, desc):\n    origin = pool.data_ptr()\n"
+            "    desc[:] = np.uint64(origin) + pages.astype(np.uint64) * pool.stride(0)\n",
         ),
-        Invalid("import numpy as np\ndef f(a, n):\n    ids = np.zeros(n, dtype=np.int64)\n    return a.ctypes.data + ids\n"),
+        Invalid(  # `size` may be negative or a numpy scalar of a signed dtype: reviewed by hand
+            "import numpy as np\ndef f(a, n, size, desc):\n    ids = np.zeros(n, dtype=np.int64)\n    desc[:] = a.ctypes.data + ids * size\n",
+            "import numpy as np\ndef f(a, n, size, desc):\n    ids = np.zeros(n, dtype=np.int64)\n"
+            "    desc[:] = np.uint64(a.ctypes.data) + ids.astype(np.uint64) * size\n",
+            unsafe=True,
+        ),
+        Invalid("import numpy as np\ndef f(t, n):\n    return t.data_ptr() + np.arange(n) * 0.5\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -83,5 +105,71 @@ the rewrite needs a reviewer.
                     "address to int64, which raises OverflowError once it is >= 2**63; compute in uint64: "
                     "`np.uint64(ptr) + ids.astype(np.uint64) * np.uint64(stride)`"
                 )
-                yield Diagnostic(ctx.span(node), message, None, False, "", value.evidence)
+                yield _diagnostic(ctx, node, pointer, other, message, value.evidence)
                 break
+
+
+def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, other: ast.expr, message: str,
+                evidence: tuple) -> Diagnostic:
+    """The finding, with its fix: every operand in uint64, where the result only goes into buffers."""
+    facts = ctx.facts
+    scope = facts.c.scope_of(node)
+    spelled = spell(ctx.module, ctx.source, "numpy", scope, "uint64")
+    leaves, blocker = _operands(ctx, other)
+    if spelled is None or blocker is not None:
+        return Diagnostic(ctx.span(node), message, None, False, "", evidence)
+    text, imports = spelled
+    why = ctx.consumers.ints.value_sign(pointer)
+    if why is None:
+        decider = next((u for u in ctx.consumers.of_expression(node, numpy=True)
+                        if u.kind is not UseKind.READY or u.opaque), None)
+        why = describe(decider) if decider is not None else None
+    unknown = next((leaf for leaf, how in leaves if how == "keep" and not _known_int(ctx, leaf)), None)
+    if why is None and unknown is not None:
+        why = f"line {unknown.lineno}: ptrlint cannot tell that `{ctx.code(unknown)}` is a non-negative Python int"
+
+    def intents() -> list[Intent]:
+        out = [Intent(*ctx.source.span(pointer), "wrap_call", text), *imports]
+        for leaf, how in leaves:
+            if how == "astype":
+                out.append(Intent(*ctx.source.span(leaf), "append_astype", text))
+            elif how == "dtype":
+                qname = facts.c.types.dtype_qname(leaf) or "numpy.int64"
+                out.extend(replace_dtype(ctx.module, ctx.source, leaf, "numpy", scope, qname) or [])
+        return out
+
+    title = "Compute in uint64 (`np.uint64(address)`, `.astype(np.uint64)`)"
+    if why is not None:
+        return Diagnostic(ctx.span(node), message, intents, False, f"{title} (unsafe: {why})", evidence)
+    return Diagnostic(ctx.span(node), message, intents, True, f"{title}: the result is stored into a buffer", evidence)
+
+
+def _operands(ctx: RuleContext, expr: ast.expr) -> tuple[list[tuple[ast.expr, str]], str | None]:
+    """The operands of the arithmetic beside the address: signed arrays to convert (``astype``, or
+    ``dtype`` for an ``.astype(np.int64)`` whose dtype becomes unsigned), Python ints to keep; or
+    why the expression cannot be computed in uint64."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+        left, why = _operands(ctx, expr.left)
+        if why is not None:
+            return [], why
+        right, why = _operands(ctx, expr.right)
+        return left + right, why
+    if isinstance(expr, ast.Constant):
+        if isinstance(expr.value, int) and not isinstance(expr.value, bool) and expr.value >= 0:
+            return [(expr, "keep")], None
+        return [], f"the operand `{ctx.code(expr)}` is not a non-negative integer"
+    tensors = ctx.facts.tensors
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "astype" and \
+            expr.args and tensors.is_signed_numpy_array(expr):
+        return [(expr.args[0], "dtype")], None
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return [(expr, "astype" if tensors.is_signed_numpy_array(expr) else "keep")], None
+    return [], f"the operand `{ctx.code(expr)}` cannot be computed in uint64"
+
+
+def _known_int(ctx: RuleContext, leaf: ast.expr) -> bool:
+    """A kept operand known to be a non-negative Python int: a constant, a size, a stride, a length."""
+    if isinstance(leaf, ast.Constant):
+        return True
+    value = ctx.facts.value(leaf)
+    return value is not None and value.origin is Origin.INDEX and value.kind is Kind.SCALAR and value.python_int

@@ -75,33 +75,44 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
         "import torch\ndef f(dtype):\n    src_ptrs = torch.empty(4, dtype=dtype)\n",
     )
     INVALID = (
-        Invalid(
-            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n",
-            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n",
+        Invalid(  # every reader seen and uint64-ready (a Triton launch): the dtype token changes
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n",
+            "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\ncopy_kernel[(1,)](ptrs)\n",
         ),
         Invalid(
-            "import torch as th\naddrs = [w.data_ptr() for w in ws]\ntable = th.tensor(addrs, dtype=th.long)\n",
-            "import torch as th\naddrs = [w.data_ptr() for w in ws]\ntable = th.tensor(addrs, dtype=th.uint64)\n",
+            "import torch as th\naddrs = [w.data_ptr() for w in ws]\ntable = th.tensor(addrs, dtype=th.long)\n"
+            "print(table[0].item())\n",
+            "import torch as th\naddrs = [w.data_ptr() for w in ws]\ntable = th.tensor(addrs, dtype=th.uint64)\n"
+            "print(table[0].item())\n",
         ),
         Invalid(
-            "from torch import int64 as i64, tensor\nrows = tensor([r.data_ptr() for r in rs], dtype=i64)\n",
-            "from torch import int64 as i64, tensor, uint64\nrows = tensor([r.data_ptr() for r in rs], dtype=uint64)\n",
+            "from torch import int64 as i64, tensor\nrows = tensor([r.data_ptr() for r in rs], dtype=i64)\nprint(rows.tolist())\n",
+            "from torch import int64 as i64, tensor, uint64\nrows = tensor([r.data_ptr() for r in rs], dtype=uint64)\n"
+            "print(rows.tolist())\n",
         ),
         Invalid(
-            "import numpy\naddrs = numpy.array([a.ctypes.data for a in xs], dtype=numpy.intp)\n",
-            "import numpy\naddrs = numpy.array([a.ctypes.data for a in xs], dtype=numpy.uint64)\n",
+            "import numpy\naddrs = numpy.array([a.ctypes.data for a in xs], dtype=numpy.intp)\nprint(addrs == 0)\n",
+            "import numpy\naddrs = numpy.array([a.ctypes.data for a in xs], dtype=numpy.uint64)\nprint(addrs == 0)\n",
         ),
         Invalid(
-            "import numpy as np\nbases = np.asarray([s.__array_interface__['data'][0] for s in segs], dtype='int64')\n",
-            "import numpy as np\nbases = np.asarray([s.__array_interface__['data'][0] for s in segs], dtype='uint64')\n",
+            "import numpy as np\nbases = np.asarray([s.__array_interface__['data'][0] for s in segs], dtype='int64')\n"
+            "print(bases[1:])\n",
+            "import numpy as np\nbases = np.asarray([s.__array_interface__['data'][0] for s in segs], dtype='uint64')\n"
+            "print(bases[1:])\n",
         ),
-        Invalid(
+        Invalid(  # returned to callers ptrlint does not see: created unsigned, handed on as int64
+            "import torch\ndef table(ts):\n    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n",
+            "import torch\ndef table(ts):\n    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64).view(torch.int64)\n",
+        ),
+        Invalid(  # no Python int enters, but nothing in sight reads it: readers unseen
             "import torch\nkv_cache_ptrs = torch.empty(8, dtype=torch.int64)\n",
-            "import torch\nkv_cache_ptrs = torch.empty(8, dtype=torch.uint64)\n",
+            "import torch\nkv_cache_ptrs = torch.empty(8, dtype=torch.uint64).view(torch.int64)\n",
         ),
         Invalid(
-            "import torch\ntable = torch.zeros(4, dtype=torch.int64)\nview = table.numpy()\nview[0] = x.data_ptr()\n",
-            "import torch\ntable = torch.zeros(4, dtype=torch.uint64)\nview = table.numpy()\nview[0] = x.data_ptr()\n",
+            "import torch\ntable = torch.zeros(4, dtype=torch.int64)\nview = table.numpy()\nview[0] = x.data_ptr()\n"
+            "copy_kernel[(1,)](table)\n",
+            "import torch\ntable = torch.zeros(4, dtype=torch.uint64)\nview = table.numpy()\nview[0] = x.data_ptr()\n"
+            "copy_kernel[(1,)](table)\n",
         ),
         Invalid(
             "import torch\nimport ext\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\next.launch(ptrs)\n",
@@ -111,6 +122,13 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
         Invalid(
             "import torch\nbase_ptrs = torch.tensor([k.data_ptr() for k in ks], dtype=torch.int64)\nv = base_ptrs + 8\n",
             "import torch\nbase_ptrs = torch.tensor([k.data_ptr() for k in ks], dtype=torch.uint64)\nv = base_ptrs + 8\n",
+            unsafe=True,
+        ),
+        Invalid(  # a binding may return int64_t: the address may come in negative, and uint64 rejects that
+            "import torch\nraddr = engine.get_remote_addr()\nraddr_tensor = torch.tensor([raddr], dtype=torch.int64)\n"
+            "copy_kernel[(1,)](raddr_tensor)\n",
+            "import torch\nraddr = engine.get_remote_addr()\nraddr_tensor = torch.tensor([raddr], dtype=torch.uint64)\n"
+            "copy_kernel[(1,)](raddr_tensor)\n",
             unsafe=True,
         ),
     )
@@ -130,7 +148,7 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
                 # exactly, unless the values come back out as Python ints or go where ptrlint cannot see
                 if ctx.consumers.ints.values_leave(ctx.consumers.of_creation(creation)) is None:
                     continue
-            yield dtype_diagnostic(ctx, creation, info, evidence, message, by_consumers=True)
+            yield dtype_diagnostic(ctx, creation, info, evidence, message)
         for substitution in substitutions(ctx.facts):  # wrappers that hand signed tables to pointer requests
             yield self._substitution(ctx, substitution)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 
 
 def findings(ptrlint, root: Path, *args: str) -> list[str]:

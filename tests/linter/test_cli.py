@@ -15,6 +15,7 @@ BUGGY = """import torch
 
 
 ptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+copy_kernel[(1,)](ptrs)
 """
 FIXED = BUGGY.replace("torch.int64", "torch.uint64")
 
@@ -123,7 +124,7 @@ def test_file_mode_is_kept(ptrlint, tree):
 @pytest.mark.parametrize("comment", ["# noqa: PTR001", "# noqa", "# ptrlint: ignore[PTR001]", "# ptrlint: ignore[PTR002, PTR001]"])
 def test_suppression_comments(ptrlint, tmp_path, comment):
     path = tmp_path / "s.py"
-    path.write_text(BUGGY.rstrip("\n") + f"  {comment}\n")
+    path.write_text(BUGGY.replace("dtype=torch.int64)", f"dtype=torch.int64)  {comment}"))
     result = ptrlint("--no-cache", "--fix", str(path))
     assert result.code == 0
     assert "torch.int64" in path.read_text()  # suppressed findings are never fixed
@@ -131,7 +132,7 @@ def test_suppression_comments(ptrlint, tmp_path, comment):
 
 def test_suppression_of_another_code_does_not_apply(ptrlint, tmp_path):
     path = tmp_path / "s.py"
-    path.write_text(BUGGY.rstrip("\n") + "  # noqa: PTR002\n")
+    path.write_text(BUGGY.replace("dtype=torch.int64)", "dtype=torch.int64)  # noqa: PTR002"))
     assert ptrlint("--no-cache", str(path)).code == 1
 
 

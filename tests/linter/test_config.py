@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 
 
 def project(tmp_path: Path, table: str, files: dict[str, str] | None = None) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 
 
 def _git(*args: str, cwd: Path) -> None:

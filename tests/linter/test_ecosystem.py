@@ -134,7 +134,8 @@ m.py:5:59: PTR001 [*] this buffer holds memory addresses but is created as signe
 5 |     return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
   |                                                           ^^^^^^^^^^^ PTR001
   |
-  = help: Use an unsigned 64-bit dtype (no use needs int64): replace `int64` with `uint64`
+  = help: Create the table unsigned and hand on its int64 bits (`.view(torch.int64)`): line 5: returned by `table()`, which nothing in the project calls: replace `int64` with `uint64`; insert `.view(torch.int64)`
+  = or: Use an unsigned 64-bit dtype (unsafe: line 5: returned by `table()`, which nothing in the project calls): replace `int64` with `uint64`
 
 Found 1 finding.
 [*] 1 fixable with `ptrlint --fix`.

@@ -15,7 +15,7 @@ import pytest
 
 from ..conftest import FAKE_VLLM_MAMBA_UTILS, REPO, make_fake_vllm
 
-BUGGY = "import torch\n\n\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\n\n\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 
 
 # ----- flake8 ------------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_readme_embeds_the_ci_recipes():
 
 def test_language_server_fix_all_pull_diagnostics_and_config_reload(tmp_path):
     pytest.importorskip("pygls")
-    two = BUGGY + "more = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+    two = BUGGY + "more = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](more)\n"
     path = tmp_path / "buggy.py"
     path.write_text(two)
     uri = path.as_uri()

@@ -16,7 +16,7 @@ TABLE = "import torch\n\nclass Tables:\n    ptrs: torch.Tensor\n"
 FILL = ("import torch\nfrom pkg.tables import Tables\n\n"
         "def fill(t: Tables, ts):\n    t.ptrs = torch.tensor([x.data_ptr() for x in ts], dtype=torch.int64)\n")
 PLAIN = "import os\n\nx = os.getcwd()\n"
-BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 
 
 def _age(root: Path, seconds: float = 60.0) -> None:

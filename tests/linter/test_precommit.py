@@ -12,7 +12,7 @@ import pytest
 
 from ..conftest import REPO
 
-BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 OFFLINE_HINTS = ("Could not find a version", "Failed to establish a new connection", "No matching distribution",
                  "Temporary failure in name resolution", "Network is unreachable")
 

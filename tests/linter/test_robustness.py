@@ -15,7 +15,7 @@ from ptrlint.planner import process_file
 from ..conftest import run_cli
 
 ALL = select_codes(["ALL"], [], [])
-BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 FIXED = BUGGY.replace("torch.int64", "torch.uint64")
 
 
@@ -32,8 +32,8 @@ def fix_file(path: Path) -> None:
         (b"\xef\xbb\xbf" + BUGGY.encode(), b"\xef\xbb\xbf" + FIXED.encode()),
         (("# -*- coding: latin-1 -*-\n# \xe9\n" + BUGGY).encode("latin-1"), ("# -*- coding: latin-1 -*-\n# \xe9\n" + FIXED).encode("latin-1")),
         (BUGGY.replace("ptrs =", "\x0cptrs =").encode(), FIXED.replace("ptrs =", "\x0cptrs =").encode()),  # form feed
-        (b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n",
-         b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n"),  # tabs
+        (b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n\tcopy_kernel[(1,)](ptrs)\n",
+         b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n\tcopy_kernel[(1,)](ptrs)\n"),  # tabs
         (BUGGY.rstrip("\n").encode(), FIXED.rstrip("\n").encode()),  # no final newline
         (("x = '" + "a" * 200_000 + "'\n" + BUGGY).encode(), ("x = '" + "a" * 200_000 + "'\n" + FIXED).encode()),
     ],

@@ -400,12 +400,22 @@ if True:
         c.layer_ptrs = torch.tensor([x.data_ptr() for x in caches], dtype=torch.uint64)
         c.legacy_kernel_args()
     step("legacy", legacy)
-    make = lambda n, dtype: torch.zeros(n, dtype=dtype)
+    class Buffer:  # vLLM's CpuGpuBuffer on the CPU: a tensor, its numpy view, and its "device" copy
+        def __init__(self, n, dtype):
+            self.cpu = torch.zeros(n, dtype=dtype)
+            self.np = self.cpu.numpy()
+        def copy_to_gpu(self, n):
+            return self.cpu[:n].clone()
+    class Kernel:  # a Triton launch: reads the raw 64 bits of each slot
+        def __getitem__(self, grid):
+            def launch(src, dst, sizes, BLOCK_SIZE):
+                assert src.view(torch.uint64).tolist() == [caches[0].data_ptr()], src
+                assert dst.view(torch.uint64).tolist() == [caches[1].data_ptr()], dst
+            return launch
     def buffers():
-        b = mamba_state_copy.StateCopyBuffers.create(2, make)
-        for table in (b.src_ptrs, b.dst_ptrs):
-            table.numpy()[0] = caches[0].data_ptr()
-            assert int(table.numpy()[0]) == caches[0].data_ptr()
+        b = mamba_state_copy.StateCopyBuffers.create(2, Buffer)
+        b.add(caches[0], caches[1], 256)
+        b.launch(Kernel())
     step("buffers", buffers)
     step("bind", lambda: mamba_state_copy.StateTable(2).bind(0, caches[1]))
 '''

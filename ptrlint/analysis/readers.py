@@ -1,0 +1,176 @@
+"""Readers of a table stored or returned where other code may reach it: an attribute (read by
+name wherever an object of its module may go), a module-level name (read by the modules that
+import it) and a function's result (its callers here and, through the index, elsewhere); and the answers this module gives when another module of the
+project asks what it does with a value (what a call returns, an attribute, a name).
+
+An ``x.attr`` read is taken for a reader of a table stored in ``attr`` unless ``x`` is known to
+be an instance of another class of the module: that reads more than the table's own readers,
+never fewer, so the fix it chooses is never bolder than the truth allows.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .records import FunctionNode, Key
+from .syntax import attr_name
+from .uses import ConsumersPart, Path, Trail, Use, UseKind
+
+
+class Readers(ConsumersPart):
+    """Who reads what a module stores in attributes and module-level names (``consumers.readers``)."""
+
+    def attribute_readers(self, root: Key, trail: Trail, visited: set[object]) -> list[Use]:
+        """Every ``x.attr`` read in this module that may be the attribute ``root`` names (``x`` not
+        known to be an instance of another class), and, through the index, in other modules."""
+        attr = root[2]
+        own_class = root[1] if root[0] == "a" and isinstance(root[1], int) else None
+        out: list[Use] = []
+        for node in self.u.attribute_loads.get(attr, []):
+            if id(node) in visited:
+                continue
+            key = self.c.key_of(node)
+            if key is not None and key[0] == "a" and isinstance(key[1], int) and own_class is not None \
+                    and not self.related_classes(key[1], own_class):
+                continue  # an attribute of another class of this module
+            visited.add(id(node))
+            out.extend(self.u.context(node, trail, visited))
+        question = ("attribute", attr, trail.path)
+        if self.view is not None and question not in visited:
+            visited.add(question)
+            found = self.view.attribute_consumers(attr, trail.path, self.facts.options)  # type: ignore[attr-defined]
+            out.extend(self.u.carried(found, trail))
+        return out
+
+    def same_attribute(self, roots: list[Key]) -> list[Key]:
+        """``roots`` and the alias classes of every other location that may be the same attribute:
+        ``x.attr`` of an object whose class is unknown (``view = bufs.src_ptrs.numpy()`` in a
+        function given ``bufs``), for each attribute the roots hold. Their writes are the table's."""
+        groups = self.facts.groups
+        attrs: dict[str, int | None] = {}
+        for root in roots:
+            for m in groups.get(root, [root]):
+                if m[0] in ("a", "o") and isinstance(m[2], str) and not m[2].startswith("["):
+                    attrs.setdefault(m[2], m[1] if m[0] == "a" and isinstance(m[1], int) else None)
+        out = list(roots)
+        if not attrs:
+            return out
+        for root, members in groups.items():
+            if root in out:
+                continue
+            for m in members:
+                if m[0] in ("a", "o") and m[2] in attrs:
+                    own = attrs[m[2]]
+                    if m[0] == "a" and isinstance(m[1], int) and own is not None and not self.related_classes(m[1], own):
+                        continue  # the attribute of another class of this module
+                    out.append(root)
+                    break
+        return out
+
+    def related_classes(self, a: int, b: int) -> bool:
+        """Whether one of two classes of this module may be the other (the same, or one names the
+        other among its bases)."""
+        if a == b:
+            return True
+        nodes = self.c.class_nodes
+        names = {cid: node.name for cid, node in nodes.items()}
+        return any(attr_name(base) == names.get(other) for cid, other in ((a, b), (b, a))
+                   for base in (nodes[cid].bases if cid in nodes else ()))
+
+    def name_readers(self, name: str, trail: Trail, visited: set[object]) -> list[Use]:
+        """Readers, in other modules of the project, of a module-level name of this one."""
+        question = ("name", name, trail.path)
+        if self.view is None or not self.module_name or question in visited:
+            return []
+        visited.add(question)
+        found = self.view.name_consumers(f"{self.module_name}.{name}", trail.path, self.facts.options)  # type: ignore[attr-defined]
+        return self.u.carried(found, trail)
+
+    def returned(self, ret: ast.Return, trail: Trail, visited: set[object]) -> list[Use]:
+        function = self.enclosing_function(ret)
+        if function is None:
+            return [Use(UseKind.ESCAPE, ret, "returned", trail.after)]
+        token = ("fn", id(function), trail.after, trail.path)
+        if token in visited:
+            return []
+        visited.add(token)
+        out: list[Use] = []
+        calls = self.calls_of(function)
+        for call in calls:
+            out.extend(self.u.context(call, trail.step(), visited))
+        external = self.u.kinds.external_callers(function, trail.path)
+        out.extend(self.u.carried(external, trail))
+        if not calls and not external and not trail.in_field:
+            out.append(Use(UseKind.ESCAPE, ret, f"returned by `{function.name}()`, which nothing in the project calls",
+                           trail.after))
+        return out
+
+    def calls_of(self, function: FunctionNode) -> list[ast.Call]:
+        """The calls of a module function or method in this module: those that resolve to it, and,
+        for a method, every ``x.name(...)`` whose receiver may be an instance of its class (of
+        unknown type, or of a class that does not define ``name`` itself: it may inherit it)."""
+        self.u.build_index()
+        calls = list(self.u.callers.get(id(function), []))
+        class_id = self.c.method_class.get(id(function))
+        if class_id is None:
+            return calls
+        seen = {id(call) for call in calls}
+        for call in self.u.method_calls.get(function.name, []):
+            if id(call) in seen:
+                continue
+            receiver = self.c.types.receiver_class(call.func.value)  # type: ignore[attr-defined]
+            if isinstance(receiver, int) and receiver != class_id and \
+                    function.name in self.c.class_methods.get(receiver, {}):
+                continue  # another class of this module that defines the method itself
+            calls.append(call)
+        return calls
+
+    def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
+        current = self.u.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return current
+            if isinstance(current, ast.Lambda):
+                return None
+            current = self.u.parent(current)
+        return None
+
+    def result_uses(self, qname: str, path: Path = (), method: bool = False) -> list[Use]:
+        """Uses, in this module, of what calls to ``qname`` (another module's function or method)
+        return. A ``method`` is called through instances: every ``x.m(...)`` counts."""
+        self.u.build_index()
+        c = self.c
+        name = qname.rpartition(".")[2]
+        visited: set[object] = set()
+        out: list[Use] = []
+        for node in ast.walk(self.module):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or \
+                    attr_name(node.func) != name:
+                continue
+            if qname in c.qualified_names(node.func) or (method and isinstance(node.func, ast.Attribute)):
+                out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
+        return out
+
+    def attribute_uses(self, attr: str, path: Path = ()) -> list[Use]:
+        """Uses, in this module, of every ``x.attr`` read (a table another module stores in ``attr``)."""
+        self.u.build_index()
+        visited: set[object] = {("shared", attr, path)}  # whether anything reads it is the asker's to say
+        out: list[Use] = []
+        for node in self.u.attribute_loads.get(attr, []):
+            if id(node) not in visited:
+                visited.add(id(node))
+                out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
+        return out
+
+    def name_uses(self, qname: str, path: Path = ()) -> list[Use]:
+        """Uses, in this module, of another module's module-level name (imported, or ``mod.NAME``)."""
+        self.u.build_index()
+        visited: set[object] = set()
+        out: list[Use] = []
+        name = qname.rpartition(".")[2]
+        for node in ast.walk(self.module):
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and \
+                    attr_name(node) == name and qname in self.c.qualified_names(node):
+                out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
+        return out
+
