@@ -259,9 +259,10 @@ class ProjectRun:
         return task.path, self.round_settings, task.analyse, text, not task.imported
 
     def _view(self) -> ProjectView:
-        if self._full_view is None:
-            summaries = {t.module: t.summary for t in self.tasks.values() if t.summary is not None and not t.summary.empty}
-            writers = [s for s in (t.summary if t.summary is not None else t.writes for t in self.tasks.values())
+        if self._full_view is None:  # modules in name order: the first of equal writes is the evidence shown
+            tasks = sorted(self.tasks.values(), key=lambda t: (t.module, t.real))  # never the order of arrival
+            summaries = {t.module: t.summary for t in tasks if t.summary is not None and not t.summary.empty}
+            writers = [s for s in (t.summary if t.summary is not None else t.writes for t in tasks)
                        if s is not None and not s.empty]
             view = ProjectView(summaries, self._consumers, writers)
             view.options = analysis_options(self.settings.config)
