@@ -58,8 +58,11 @@ The fix stores a tensor instead of a Python int: `buf[i] = torch.tensor(p, dtype
 scalar tensor into an int64 or uint64 element exactly, on every release, so the store cannot
 overflow and an int64 table keeps the bits its readers expect. The fix is safe when the tensor
 is created in the module as int64 or uint64; for a tensor of unknown or narrower dtype the copy
-would convert instead of failing, so the fix is unsafe there. It needs `torch` imported as a
-module (`import torch` or `import torch as th`).
+would convert instead of failing, so the fix is unsafe there. `torch.tensor(p, dtype=torch.uint64)`
+raises on a negative `p`, which the original int64 store accepted: the fix is safe only for values
+proven non-negative (an address API, plus or minus an offset), and unsafe, saying so, for values
+known to be addresses only by their names or wrapped into int64 range. It needs `torch` imported
+as a module (`import torch` or `import torch as th`).
 
 ## Options
 - `torch-version`: the oldest torch the code supports; the rule is skipped when it is
@@ -137,6 +140,9 @@ def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
         if root is not None else []
     widths = [classify_dtype(ctx, c) for c in creations]
     title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"
-    if creations and all(w is not None and w.cls in (DtypeClass.SIGNED64, DtypeClass.UNSIGNED64) for w in widths):
-        return True, title
-    return False, f"{title} (unsafe: the tensor's dtype is not known to be 64-bit, so the copy may convert)"
+    if not creations or not all(w is not None and w.cls in (DtypeClass.SIGNED64, DtypeClass.UNSIGNED64) for w in widths):
+        return False, f"{title} (unsafe: the tensor's dtype is not known to be 64-bit, so the copy may convert)"
+    sign = ctx.consumers.ints.value_sign(write.value)  # a uint64 tensor of a negative int raises
+    if sign is not None:
+        return False, f"{title} (unsafe: {sign})"
+    return True, title

@@ -8,6 +8,7 @@ from typing import Callable, Iterator
 from ..analysis.records import Cast
 from ..fixes import replace_dtype, replace_method_call, spell
 from ..model import Intent
+from ..analysis.uses import choose_fix, describe
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -40,8 +41,10 @@ torch.ops.ext.swap_blocks(src_ptrs, dst_ptrs)  # keep uint64; fix the consumer's
 
 ## Fix safety
 Unsafe: the fix converts to uint64 instead, which changes what the consumer receives (a
-legacy op whose schema only accepts int64 will then reject the tensor). Review each one;
-applied only with `--unsafe-fixes`.
+legacy op whose schema only accepts int64 will then reject the tensor, and a reader of the
+values sees them unsigned). The title names the use of the result that decides (from the same
+consumer analysis as PTR001: a compiled op, arithmetic, a caller ptrlint does not see). Review
+each one; applied only with `--unsafe-fixes`.
 
 ## Options
 - `pointer-names`, `lookalike-names`, `pointer-functions` (see PTR001).
@@ -88,7 +91,13 @@ applied only with `--unsafe-fixes`.
             func = cast.call.func
             span = ctx.source.attribute_name_span(func) if cast.method is not None and isinstance(func, ast.Attribute) \
                 else ctx.span(func)
-            yield Diagnostic(span, message, self._intents(ctx, cast), False, "Convert to uint64 instead", value.evidence)
+            uses = ctx.consumers.of_expression(cast.call, numpy=cast.dtype_qname.startswith("numpy."))
+            decider = choose_fix(uses).decider
+            why = describe(decider) if decider is not None else \
+                "every use of the result works on uint64, but the values it hands on no longer turn negative"
+            consumer = () if decider is None else ((decider.node, f"consumer: {decider.why} ({decider.kind.value})"),)
+            yield Diagnostic(span, message, self._intents(ctx, cast), False, f"Convert to uint64 instead (unsafe: {why})",
+                             value.evidence + consumer)
 
     @staticmethod
     def _intents(ctx: RuleContext, cast: Cast) -> Callable[[], list[Intent] | None]:

@@ -409,6 +409,8 @@ def test_only_python_ints_overflow(source, flagged, tmp_path):
     ("import torch\nt = torch.zeros(4, dtype=torch.uint64)\nt.fill_(x.data_ptr())\n", True),
     ("import torch\nt = torch.zeros(4, dtype=torch.int32)\nt[0] = x.data_ptr()\n", False),  # would truncate
     ("import torch\ndef f(t: torch.Tensor, x):\n    t[0] = x.data_ptr()\n", False),  # dtype unknown
+    # a binding's address may come back wrapped to negative: a uint64 tensor of it raises
+    ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = engine.get_remote_addr()\n", False),
 ])
 def test_store_fix_is_safe_only_for_64_bit_tensors(source, safe, tmp_path):
     stores = [f for f in _lint(tmp_path, source) if f["code"] == "PTR005"]
@@ -507,3 +509,11 @@ def test_fixed_program_keeps_working_and_survives_high_addresses(tmp_path):
     again = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
                            capture_output=True, text=True, cwd=app)
     assert (app / "program.py").read_text() == fixed and again.returncode == 0, again.stdout  # idempotent, clean
+
+
+def test_cast_fix_names_the_consumer_of_the_result(tmp_path):
+    source = ("import torch\n\ndef f(ts):\n    t = torch.tensor([x.data_ptr() for x in ts], dtype=torch.uint64)\n"
+              "    torch.ops.ext.run(t.long())\n")
+    casts = [f for f in _lint(tmp_path, source) if f["code"] == "PTR004"]
+    assert len(casts) == 1 and not casts[0]["fix"]["safe"]
+    assert "torch.ops.ext.run()" in casts[0]["fix"]["title"] and casts[0]["related"][-1]["message"].startswith("consumer:")
