@@ -59,9 +59,10 @@ class HeldUses(ConsumersPart):
                 return []
             return self.assigned(parent, trail, visited)  # type: ignore[arg-type]
         if cls in LOOPS and getattr(parent, "iter", None) is expr:
-            if kind in ("index", "item", "key"):  # each item may be the table
-                target = parent.target  # type: ignore[attr-defined]
-                return self.bound(target, parent, trail.out(), visited)
+            if kind in ("index", "item"):  # each item may be the table
+                return self.bound(parent.target, parent, trail.out(), visited)  # type: ignore[attr-defined]
+            if kind == "key":
+                return []  # a dict iterates over its keys
             return [Use(UseKind.ESCAPE, parent, "an object holding it is iterated over", after)]
         if cls in (ast.List, ast.Tuple):
             position = next(i for i, e in enumerate(parent.elts) if e is expr)  # type: ignore[attr-defined]
@@ -87,7 +88,8 @@ class HeldUses(ConsumersPart):
         index = _constant(node.slice)
         if isinstance(node.slice, ast.Slice):
             return self.u.context(node, trail.step(path=(("item", None), *trail.path[1:])), visited)
-        if kind in ("index", "key") and index is not ... and index != value:
+        if kind in ("index", "key") and index is not ... and index != value and \
+                not (kind == "index" and isinstance(index, int) and index < 0):  # `pair[-1]` may be it
             return []  # another item
         return self.u.context(node, trail.out(), visited)
 
@@ -161,6 +163,13 @@ class HeldUses(ConsumersPart):
         spelled = next(iter(sorted(qnames)), attr_name(func) or "a call")
         if qnames & READY_FUNCTIONS:
             return []
+        loop = u.parent(call)
+        if qnames & {"builtins.enumerate", "builtins.zip"} and kind in ("index", "item") and \
+                isinstance(loop, LOOPS) and loop.iter is call and isinstance(loop.target, (ast.Tuple, ast.List)):
+            # `for i, t in enumerate(tables)`, `for s, d in zip(srcs, dsts)`: the loop binds the items
+            slot = 1 if "builtins.enumerate" in qnames else next(i for i, a in enumerate(call.args) if a is expr)
+            targets = loop.target.elts
+            return self.bound(targets[slot], loop, trail.out(), visited) if slot < len(targets) else []
         if qnames & _COPIES:
             return u.context(call, trail.step(path=(("item", None), *trail.path[1:])) if kind == "index" else trail.step(),
                              visited)

@@ -95,6 +95,12 @@ class Readers(ConsumersPart):
             return []
         visited.add(token)
         out: list[Use] = []
+        class_id = self.c.method_class.get(id(function))
+        if class_id is not None and any(attr_name(d) in ("property", "cached_property") for d in function.decorator_list):
+            # a property's result is read as an attribute, wherever an instance of its class may be
+            readers = self.attribute_readers(("a", class_id, function.name), trail.step(), visited)
+            return readers or [Use(UseKind.ESCAPE, ret, f"the property `{function.name}`, which nothing in the project "
+                                                        "reads", trail.after)]
         calls = self.calls_of(function)
         for call in calls:
             out.extend(self.u.context(call, trail.step(), visited))

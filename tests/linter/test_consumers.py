@@ -177,6 +177,38 @@ CASES = {
             kernel[(1,)](pair[0])
             print((pair[1] + 1).tolist())
         """, UINT64),
+    "items_of_an_enumerated_list": (  # `for i, t in enumerate(tables)` binds each item
+        """
+        import torch
+        def tables(ts):
+            a = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            return [a]
+        def run(ts, kernel):
+            for i, t in enumerate(tables(ts)):
+                kernel[(i,)](t)
+        """, UINT64),
+    "negative_index_may_be_the_table": (
+        """
+        import torch
+        import my_ext
+        def tables(ts):
+            src = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            dst = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            return src, dst
+        def run(ts):
+            my_ext.launch(tables(ts)[-1])
+        """, {4: BITS, 5: BITS}),
+    "property_read_as_an_attribute": (
+        """
+        import torch
+        import my_ext
+        class Pool:
+            @property
+            def table_ptrs(self):
+                return torch.tensor([t.data_ptr() for t in self.ts], dtype=torch.int64)
+        def run(pool):
+            my_ext.launch(pool.table_ptrs)
+        """, BITS),
     "returned_to_nobody": (  # a public function's result: its callers are not seen
         """
         import torch
