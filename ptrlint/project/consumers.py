@@ -208,49 +208,40 @@ class ProjectConsumers:
 
     def results(self, qname: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
         """Uses of what ``qname`` returns in the other modules of the project: calls of a function in
-        the modules that import its module; of a method (``pkg.mod.Cls.m``), every ``x.m(...)`` in
-        the project, since an instance may be anywhere."""
-        key = ("results", qname, str(own_file), path, id(options))
-        if key in self._answers:
-            return self._answers[key] or []
+        the modules that import its module; of a method (``pkg.mod.Cls.m``), every ``x.m(...)`` where
+        an instance of its class may be (:meth:`_reach`)."""
         own_module = module_name(str(own_file))[0]
         name = qname.rpartition(".")[2]
         method = qname.rpartition(".")[0] != own_module
         if method:
-            reach, names = self._reach(own_file, own_module)
-            paths = _spelling(own_file, rf"\.\s*{re.escape(name)}\s*\(", reach)
+            among, names = self._reach(own_file, own_module)
+            pattern = rf"\.\s*{re.escape(name)}\s*\("
         else:
-            names = {own_module}
-            paths = _spelling(own_file, rf"\b{re.escape(name)}\b", self._importers(own_file, own_module))
-        out = self._ask_modules(paths, f"call `{name}()`", options, names,
-                                lambda module: module.consumers.readers.result_uses(qname, path, method))
-        self._answers[key] = out
-        return out
+            among, names, pattern = self._importers(own_file, own_module), {own_module}, rf"\b{re.escape(name)}\b"
+        return self._answer(("results", qname, path), own_file, options, among, names, pattern, f"call `{name}()`",
+                            lambda module: module.consumers.readers.result_uses(qname, path, method))
 
     def attribute_reads(self, attr: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
-        """Uses of every ``x.attr`` read in the other modules of the project."""
-        key = ("attributes", attr, str(own_file), path, id(options))
-        if key in self._answers:
-            return self._answers[key] or []
-        reach, names = self._reach(own_file, module_name(str(own_file))[0])
-        paths = _spelling(own_file, rf"\.\s*{re.escape(attr)}\b", reach)
-        out = self._ask_modules(paths, f"read `.{attr}`", options, names,
-                                lambda module: module.consumers.readers.attribute_uses(attr, path))
-        self._answers[key] = out
-        return out
+        """Uses of every ``x.attr`` read where an object of ``own_file``'s module may be (:meth:`_reach`)."""
+        among, names = self._reach(own_file, module_name(str(own_file))[0])
+        return self._answer(("attributes", attr, path), own_file, options, among, names, rf"\.\s*{re.escape(attr)}\b",
+                            f"read `.{attr}`", lambda module: module.consumers.readers.attribute_uses(attr, path))
 
     def name_reads(self, qname: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
         """Uses of the module-level name ``qname`` in the modules that import its module."""
-        key = ("names", qname, str(own_file), path, id(options))
-        if key in self._answers:
-            return self._answers[key] or []
         own_module = module_name(str(own_file))[0]
         name = qname.rpartition(".")[2]
-        paths = _spelling(own_file, rf"\b{re.escape(name)}\b", self._importers(own_file, own_module))
-        out = self._ask_modules(paths, f"use `{name}`", options, {own_module},
-                                lambda module: module.consumers.readers.name_uses(qname, path))
-        self._answers[key] = out
-        return out
+        return self._answer(("names", qname, path), own_file, options, self._importers(own_file, own_module),
+                            {own_module}, rf"\b{re.escape(name)}\b", f"use `{name}`",
+                            lambda module: module.consumers.readers.name_uses(qname, path))
+
+    def _answer(self, question: tuple, own_file: Path, options: AnalysisOptions, among: list[str], names: set[str],
+                pattern: str, what: str, ask: Callable[[_Module], list[Use]]) -> list[Use]:
+        """The uses ``ask`` finds in the files of ``among`` that spell ``pattern`` (once per process)."""
+        key = (*question, str(own_file), id(options))
+        if key not in self._answers:
+            self._answers[key] = self._ask_modules(_spelling(own_file, pattern, among), what, options, names, ask)
+        return self._answers[key] or []
 
     def _ask_modules(self, paths: list[str], what: str, options: AnalysisOptions, names: set[str],
                      ask: Callable[[_Module], list[Use]]) -> list[Use]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Iterable
 
@@ -225,26 +225,22 @@ class ProjectView:
     def result_consumers(self, qname: str, path: tuple, options: object) -> list:
         """Uses, in the other modules of the project, of what ``qname`` (a function or method of this
         module) returns."""
-        self.options = options
-        own = self._own_file()
-        answer = self.consumers.results(qname, own, options, path) if own is not None else []  # type: ignore[arg-type]
-        self._record(f"consumers[{path_text(path)}]", qname, _fingerprint(answer))
-        return answer
+        return self._elsewhere("consumers", qname, path, options, self.consumers.results)
 
     def attribute_consumers(self, attr: str, path: tuple, options: object) -> list:
         """Uses, in the other modules of the project, of every ``x.attr`` they read."""
-        self.options = options
-        own = self._own_file()
-        answer = self.consumers.attribute_reads(attr, own, options, path) if own is not None else []  # type: ignore[arg-type]
-        self._record(f"aconsumers[{path_text(path)}]", attr, _fingerprint(answer))
-        return answer
+        return self._elsewhere("aconsumers", attr, path, options, self.consumers.attribute_reads)
 
     def name_consumers(self, qname: str, path: tuple, options: object) -> list:
         """Uses, in the modules that import it, of the module-level name ``qname`` of this module."""
+        return self._elsewhere("nconsumers", qname, path, options, self.consumers.name_reads)
+
+    def _elsewhere(self, what: str, name: str, path: tuple, options: object, ask: Callable[..., list]) -> list:
+        """One question about this module's values asked of the other modules (recorded as ``what``)."""
         self.options = options
         own = self._own_file()
-        answer = self.consumers.name_reads(qname, own, options, path) if own is not None else []  # type: ignore[arg-type]
-        self._record(f"nconsumers[{path_text(path)}]", qname, _fingerprint(answer))
+        answer = ask(name, own, options, path) if own is not None else []
+        self._record(f"{what}[{path_text(path)}]", name, _fingerprint(answer))
         return answer
 
     def factory(self, qname: str, options: object) -> FactorySignature | None:
