@@ -260,6 +260,33 @@ CASES = {
         def launch(bufs, kernel, n):
             kernel[(n,)](bufs.src_ptrs, bufs.dst_ptrs)
         """, UINT64),
+    "mamba_copy_buffers_before_pr_44665": (  # the seed: make_buffer int64, read by views and a Triton launch only
+        """
+        from dataclasses import dataclass
+        import torch
+        @dataclass
+        class MambaCopyBuffers:
+            src_ptrs: object
+            dst_ptrs: object
+            sizes: object
+            offset: int = 0
+            @classmethod
+            def create(cls, max_num_reqs, copy_funcs, make_buffer):
+                entries = max_num_reqs * len(copy_funcs)
+                return cls(src_ptrs=make_buffer(entries, dtype=torch.int64),
+                           dst_ptrs=make_buffer(entries, dtype=torch.int64),
+                           sizes=make_buffer(entries, dtype=torch.int32))
+        def collect_copies(bufs, pairs):
+            for src, dst in pairs:
+                bufs.src_ptrs.np[bufs.offset] = src.data_ptr()
+                bufs.dst_ptrs.np[bufs.offset] = dst.data_ptr()
+                bufs.sizes.np[bufs.offset] = src.nbytes
+                bufs.offset += 1
+        def do_copies(bufs, batch_memcpy_kernel):
+            n = bufs.offset
+            batch_memcpy_kernel[(n,)](bufs.src_ptrs.copy_to_gpu(n), bufs.dst_ptrs.copy_to_gpu(n),
+                                      bufs.sizes.copy_to_gpu(n), BLOCK_SIZE=1024)
+        """, {12: UINT64, 13: UINT64}),
     "dataclass_field_read_by_torch_arithmetic": (
         """
         from dataclasses import dataclass
