@@ -17,6 +17,8 @@ from .uses import ConsumersPart, Use, UseKind
 class PythonInts(ConsumersPart):
     """Only Python ints overflow a signed table: where they enter one, and where its values leave."""
 
+    _parameters: dict[int, set[str]] | None = None
+
     def python_int_enters(self, creation: Creation) -> bool:
         """Whether a Python int (not a tensor's bits) is ever written into the creation's buffer."""
         facts, c = self.facts, self.c
@@ -123,24 +125,13 @@ class PythonInts(ConsumersPart):
     def _is_parameter(self, key: Key) -> bool:
         if key[0] != "n":
             return False
-        for function_id, scope_id in self.c.function_scopes.items():
-            if scope_id == key[1]:
-                function = self._function(function_id)
-                if function is None:
-                    return False
-                args = function.args
-                return key[2] in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-        return False
-
-    def _function(self, function_id: int) -> ast.AST | None:
-        for function in self.c.functions.values():
-            if id(function) == function_id:
-                return function
-        for methods in self.c.class_methods.values():
-            for method in methods.values():
-                if id(method) == function_id:
-                    return method
-        return None
+        if self._parameters is None:  # scope id -> its function's parameter names, built on the first ask
+            c = self.c
+            functions = [*c.functions.values(), *(m for methods in c.class_methods.values() for m in methods.values())]
+            self._parameters = {c.function_scopes[id(f)]: {a.arg for a in (*f.args.posonlyargs, *f.args.args,
+                                                                             *f.args.kwonlyargs)}
+                                for f in functions if id(f) in c.function_scopes}
+        return key[2] in self._parameters.get(key[1], ())
 
     def _sign(self, leaf: ast.AST) -> str | None:
         """Why one source of Python ints may be negative, or None."""

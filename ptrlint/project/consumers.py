@@ -240,7 +240,7 @@ class ProjectConsumers:
         """The uses ``ask`` finds in the files of ``among`` that spell ``pattern`` (once per process)."""
         key = (*question, str(own_file), id(options))
         if key not in self._answers:
-            self._answers[key] = self._ask_modules(_spelling(own_file, pattern, among), what, options, names, ask)
+            self._answers[key] = self._ask_modules(_spelling(pattern, among), what, options, names, ask)
         return self._answers[key] or []
 
     def _ask_modules(self, paths: list[str], what: str, options: AnalysisOptions, names: set[str],
@@ -351,14 +351,11 @@ def _find_function(module: _Module, rest: str) -> FunctionNode | None:
     return next((f for k, f in c.functions.items() if k[1] == id(c.module_scope) and k[2] == head), None)
 
 
-def _spelling(own_file: Path, pattern: str, among: list[str]) -> list[str]:
-    """The files of ``among`` other than ``own_file`` whose text matches ``pattern``, sorted."""
-    own = os.path.realpath(own_file)
+def _spelling(pattern: str, among: list[str]) -> list[str]:
+    """The files of ``among`` (the question's own file left out already) whose text matches ``pattern``, sorted."""
     compiled = re.compile(pattern.encode())
     out = []
     for path in among:
-        if os.path.realpath(path) == own:
-            continue
         try:
             with open(path, "rb") as handle:
                 if compiled.search(handle.read()) is None:
