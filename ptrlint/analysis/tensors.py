@@ -12,6 +12,9 @@ from .syntax import annotation_expr, attr_name, entry_name, is_slice_subscript
 if TYPE_CHECKING:
     from .values import ModuleFacts
 
+_INDEX_TUPLES = frozenset({"numpy.nonzero", "numpy.where", "numpy.indices", "numpy.unravel_index"})  # intp results
+_ELEMENTWISE_TUPLES = frozenset({"numpy.divmod", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.ix_"})
+
 
 class TensorKinds:
     """Array and tensor kinds of one module's expressions (``facts.tensors``)."""
@@ -23,7 +26,7 @@ class TensorKinds:
 
     def is_signed_numpy_array(self, expr: ast.AST, depth: int = 0) -> bool:
         """Known to be a numpy array of a signed integer dtype (``np.arange(n)``, ``.astype(np.int64)``)."""
-        if depth > 6:
+        if depth > 12:  # a chain of bindings this long is a cycle, or not worth following
             return False
         c = self.c
         if isinstance(expr, ast.Call):
@@ -42,10 +45,24 @@ class TensorKinds:
             return self.is_signed_numpy_array(expr.left, depth + 1) or self.is_signed_numpy_array(expr.right, depth + 1)
         if isinstance(expr, ast.Subscript):
             return self.is_signed_numpy_array(expr.value, depth + 1)
-        if isinstance(expr, ast.Name):
+        if isinstance(expr, (ast.Name, ast.Attribute)):  # `ids`, `self.starts` (bound by another method)
             key = c.key_of(expr)
             bindings = c.bindings.get(key, []) if key is not None else []
-            return any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1) for b in bindings)
+            return any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1)
+                       or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1) for b in bindings)
+        return False
+
+    def signed_numpy_item(self, call: ast.expr, depth: int) -> bool:
+        """An item of the tuple a numpy call returns is a signed integer array: ``q, r = np.divmod(rows, k)``,
+        ``ii, jj = np.meshgrid(np.arange(n), np.arange(m))`` (from a signed operand), ``rows, cols =
+        np.nonzero(mask)`` (intp indices)."""
+        if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return False
+        qnames = self.c.qualified_names(call.func)
+        if qnames & _INDEX_TUPLES:
+            return True
+        if qnames & _ELEMENTWISE_TUPLES:
+            return any(self.is_signed_numpy_array(arg, depth + 1) for arg in call.args)
         return False
 
     def is_torch_tensor(self, expr: ast.AST) -> bool:

@@ -44,7 +44,9 @@ descriptors[:n] = np.uint64(cache.data_ptr()) + rows.astype(np.uint64) * cache.s
 
 ## Fix safety
 The fix computes in uint64: the address becomes `np.uint64(...)` and every signed array operand
-`.astype(np.uint64)` (an `.astype(np.int64)` becomes `.astype(np.uint64)`). uint64 arithmetic is
+of the sum it is part of `.astype(np.uint64)` (an `.astype(np.int64)` becomes `.astype(np.uint64)`):
+in `ptr + blocks * stride + offsets * size` both `blocks` and `offsets`, found through names,
+attributes set by other methods and the items of `np.divmod`/`np.nonzero`/`np.meshgrid` results. uint64 arithmetic is
 modular, so the bits are the ones the int64 arithmetic meant, and a uint64 array stored into an
 int64 buffer (`desc[:n] = ...`) keeps them: the buffer keeps its dtype for its consumers. It is
 safe when the result only goes into buffers (element or slice stores, copies) and every other
@@ -90,7 +92,11 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
         if not facts.c.imports_numpy:
             return
         reported: set[int] = set()
+        parents = {id(child): node for node in facts.c.binops for child in (node.left, node.right)
+                   if isinstance(child, ast.BinOp)}
         for node in reversed(facts.c.binops):  # inner expressions first: report each combination once
+            if id(node) in reported:
+                continue
             for pointer, other in ((node.left, node.right), (node.right, node.left)):
                 if any(id(n) in reported for n in ast.walk(pointer) if isinstance(n, ast.BinOp)):
                     continue
@@ -99,23 +105,38 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
                     continue
                 if not facts.tensors.is_signed_numpy_array(other):
                     continue
-                reported.add(id(node))
+                # the whole sum the address is part of: `ptr + blocks * stride + offs * size` is one computation
+                top, others = node, [other]
+                while isinstance(parents.get(id(top)), ast.BinOp) and isinstance(parents[id(top)].op, (ast.Add, ast.Sub)):
+                    parent = parents[id(top)]
+                    if parent.right is top and isinstance(parent.op, ast.Sub):
+                        break  # `x - (ptr + ...)`: the address is subtracted, a different computation
+                    others.append(parent.right if parent.left is top else parent.left)
+                    reported.add(id(top))
+                    top = parent
+                reported.add(id(top))
                 message = (
                     "pointer value (a Python int) combined with a signed-integer numpy array: numpy converts the "
                     "address to int64, which raises OverflowError once it is >= 2**63; compute in uint64: "
                     "`np.uint64(ptr) + ids.astype(np.uint64) * np.uint64(stride)`"
                 )
-                yield _diagnostic(ctx, node, pointer, other, message, value.evidence)
+                yield _diagnostic(ctx, top, pointer, others, message, value.evidence)
                 break
 
 
-def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, other: ast.expr, message: str,
+def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: list[ast.expr], message: str,
                 evidence: tuple) -> Diagnostic:
     """The finding, with its fix: every operand in uint64, where the result only goes into buffers."""
     facts = ctx.facts
     scope = facts.c.scope_of(node)
     spelled = spell(ctx.module, ctx.source, "numpy", scope, "uint64")
-    leaves, blocker = _operands(ctx, other)
+    leaves: list[tuple[ast.expr, str]] = []
+    blocker: str | None = None
+    for other in others:
+        found, blocker = _operands(ctx, other)
+        if blocker is not None:
+            break
+        leaves += found
     if spelled is None or blocker is not None:
         return Diagnostic(ctx.span(node), message, None, False, "", evidence)
     text, imports = spelled
