@@ -13,12 +13,23 @@ and numba's runtimes are matched by qualified name only.
 
 from __future__ import annotations
 
+import re
+
 # OpenSHMEM-style translation of a local symmetric address into a peer's (NVSHMEM, OpenSHMEM,
 # ROCm SHMEM, Intel SHMEM and their Python bindings, e.g. `pynvshmem.nvshmem_ptr(p, pe)`).
 PEER_ADDRESS_FUNCTIONS = frozenset({
     "nvshmem_ptr", "nvshmemx_ptr", "nvshmem_mc_ptr", "nvshmemx_mc_ptr", "shmem_ptr", "shmemx_ptr",
     "roc_shmem_ptr", "rocshmem_ptr", "roc_shmemx_ptr", "ishmem_ptr", "ishmemx_ptr",
 })
+
+_PEER_ADDRESS_PATTERN = re.compile(r"(?:nv|roc_?|i)?shmemx?_(?:mc_)?ptr(?:_[a-z0-9]+)*", re.IGNORECASE)
+
+
+def is_peer_address_function(name: str | None) -> bool:
+    """An OpenSHMEM-style translation of a symmetric address into a peer's, whatever the binding calls
+    its variants or whichever object it is reached through: ``nvshmem_ptr``, ``ms.shmem_ptr_p2p``,
+    ``roc_shmem_ptr``."""
+    return name is not None and (name in PEER_ADDRESS_FUNCTIONS or _PEER_ADDRESS_PATTERN.fullmatch(name) is not None)
 
 # cuda-python (``cuda.bindings.driver``/``runtime``, the older ``cuda.cuda``/``cuda.cudart``) and
 # hip-python return ``(error, value, ...)``: the address is item 1 of the result.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..addresses import (CUPY_MEMORY_CALLS, PEER_ADDRESS_FUNCTIONS, POINTER_OBJECTS, QUALIFIED_ADDRESS_FUNCTIONS,
+from ..addresses import (CUPY_MEMORY_CALLS, POINTER_OBJECTS, QUALIFIED_ADDRESS_FUNCTIONS, is_peer_address_function,
                          tuple_address_position)
 from .lattice import Kind, Origin, Value
 from .syntax import attr_name
@@ -36,7 +36,7 @@ class AddressAPIs:
 
     def call(self, call: ast.Call, qnames: set[str], last: str | None) -> Value | None:
         """A call of the address catalogue (ptrlint/addresses.py), or None."""
-        if last in PEER_ADDRESS_FUNCTIONS:
+        if is_peer_address_function(last):
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()` (a peer's address)"),))
         if qnames & QUALIFIED_ADDRESS_FUNCTIONS:
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()`"),))
