@@ -25,7 +25,7 @@ CACHEDIR_TAG = (
 )
 
 
-CACHE_FORMAT = "7"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields; 7: fixes chosen by every consumer, alternatives)
+CACHE_FORMAT = "8"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields; 7: fixes chosen by every consumer, alternatives; 8: evidence through kwargs, loops, closures, returned names)
 
 
 class Cache:

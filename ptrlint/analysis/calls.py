@@ -65,6 +65,14 @@ class CallClassifier:
         dtype_kw = keyword(node, "dtype")
         args = positional(node)
         dtype: ast.expr | None = dtype_kw.value if dtype_kw is not None else None
+        kwargs = [kw.value for kw in node.keywords if kw.arg is None]
+        dtype_kwargs: ast.Name | None = None
+        has_slot = not kwargs
+        if dtype is None and len(kwargs) == 1 and isinstance(kwargs[0], ast.Name):
+            known, entry = self.kwargs_entry(kwargs[0], "dtype")
+            if entry is not None:  # `i64 = dict(dtype=torch.int64, device=d)` ... `torch.tensor(xs, **i64)`
+                dtype, dtype_kwargs = entry, kwargs[0]
+            has_slot = known and entry is None  # a dict that never carries a dtype: one can be added
         data = fill = like = None
         library: str | None = None
         if spec is not None:
@@ -91,17 +99,42 @@ class CallClassifier:
             qname=qname or f"factory:{last}",
             library=library,
             dtype=dtype,
-            has_dtype_slot=not any(kw.arg is None for kw in node.keywords),
+            has_dtype_slot=has_slot,
             data=data,
             fill=fill,
             scope=scope,
             like_source=like,
             in_raises=raising,
+            dtype_kwargs=dtype_kwargs,
         )
         self.m.creations.append(creation)
         self.m.creation_by_id[id(node)] = creation
         self.m.uf.find(creation.key)
         return True
+
+    def kwargs_entry(self, name: ast.Name, entry: str) -> tuple[bool, ast.expr | None]:
+        """What the dict passed as ``**name`` holds under ``entry``: (whether every binding of the name is
+        a dict display or ``dict(...)`` whose entries are all known, the one expression bound to the entry)."""
+        m = self.m
+        key = m.key_of(name)
+        bindings = m.bindings.get(key, []) if key is not None else []
+        if not bindings or m.adds.get(key) or m.stores.get(key):
+            return False, None
+        for binding in bindings:
+            value = binding.expr
+            if binding.how != "expr":
+                return False, None
+            if isinstance(value, ast.Dict):
+                if any(k is None or string_value(k) is None for k in value.keys):
+                    return False, None  # `{**base, ...}` or a computed key
+            elif not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
+                      and not value.args and all(kw.arg for kw in value.keywords)):
+                return False, None
+        entries = m.bindings.get(m.attribute_key(key, f"[{entry}]"), [])  # type: ignore[arg-type]
+        exprs = [b.expr for b in entries if b.how == "expr"]
+        if len(entries) != 1 or len(exprs) != 1:
+            return not entries, None
+        return True, exprs[0]
 
     def record_cast(self, node: ast.Call, method: str | None, receiver: ast.expr, args: list[ast.expr],
                      scope: LiteScope, raising: bool) -> None:
@@ -167,6 +200,29 @@ class CallClassifier:
             elif signature is not None:
                 self.record_factory_call(call, signature, None if function is not None else external)
 
+    def record_closure_arguments(self) -> None:
+        """The arguments of calls of a function nested in another (a closure, a local helper) bind its
+        parameters: ``def add(addr): bases.append(addr)`` ... ``add(t.data_ptr())``. Each call's argument
+        is one of the values a parameter takes; they are alternatives, never aliases of one another."""
+        m = self.m
+        for call in m.calls:
+            if not isinstance(call.func, ast.Name):
+                continue
+            key = m.name_key(call.func)
+            function = m.functions.get(key) if key is not None else None
+            if function is None or m.scopes[key[1]].kind != "function":  # type: ignore[index]
+                continue
+            scope_id = m.function_scopes[id(function)]
+            args = function.args
+            params = [a.arg for a in (*args.posonlyargs, *args.args)]
+            if any(isinstance(a, ast.Starred) for a in call.args):
+                continue  # `f(*xs)`: which parameter takes which value is not known
+            pairs = list(zip(params, call.args))
+            accepted = set(params) | {a.arg for a in args.kwonlyargs}
+            pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in accepted]
+            for param, arg in pairs:
+                m.add(m.bindings, ("n", scope_id, param), Binding("each", arg, call))
+
     def record_factory_call(self, call: ast.Call, signature: FactorySignature, external: str | None) -> None:
         args = positional(call)
         data: ast.expr | None = None
@@ -187,7 +243,7 @@ class CallClassifier:
             call=call, qname=f"factory:{signature.name}", library=signature.library, dtype=dtype,
             has_dtype_slot=not any(kw.arg is None for kw in call.keywords), data=data, fill=None,
             scope=self.m.scope_of(_first_name(call.func)), implicit_signed=dtype is None, factory=external,
-            substitutes=signature.substitution is not None,
+            substitutes=signature.substitution is not None, view_library=signature.returns,
         )
         self.m.creations.append(creation)
         self.m.creation_by_id[id(call)] = creation

@@ -35,10 +35,11 @@ class FactorySignature:
     dtype_name: str
     default_signed: bool  # without a dtype argument the buffer is signed (int64 default, or inferred from ints)
     substitution: tuple[int, int] | None = None  # (line, column) of a signed dtype put in place of the caller's
+    returns: str | None = None  # the library of what it returns, where not the creation's (`torch.from_numpy(a)`)
 
     def to_json(self) -> list[Any]:
         return [self.name, self.library, self.data, self.data_name, self.dtype, self.dtype_name, self.default_signed,
-                list(self.substitution) if self.substitution else None]
+                list(self.substitution) if self.substitution else None, self.returns]
 
 
 def factory_signature(m: "SemanticModel", function: FunctionNode) -> tuple[FactorySignature, ast.expr | None] | None:
@@ -71,8 +72,10 @@ def factory_signature(m: "SemanticModel", function: FunctionNode) -> tuple[Facto
     substitution = (substituted.lineno, substituted.col_offset) if substituted is not None else None
     if data is None and substitution is None and not default_signed:
         return None  # a buffer made by size with the caller's dtype: nothing the call site adds
+    returns = "torch" if creation.library == "numpy" and _through_from_numpy(m, returns[0]) else None
     signature = FactorySignature(function.name, creation.library, params.index(data.id) if data is not None else None,
-                                 data.id if data is not None else None, position, dtype, default_signed, substitution)
+                                 data.id if data is not None else None, position, dtype, default_signed, substitution,
+                                 returns)
     return signature, substituted
 
 
@@ -94,6 +97,17 @@ def _returned_creation(m: "SemanticModel", ret: ast.expr):  # type: ignore[no-un
             inner = m.alias_root(bindings[0].expr)
             return m.creation_by_id.get(id(inner)) if isinstance(inner, ast.Call) else None
     return None
+
+
+def _through_from_numpy(m: "SemanticModel", ret: ast.expr) -> bool:
+    """``return torch.from_numpy(np.asarray(xs, dtype=dtype)).cuda()``: a numpy array handed on as a tensor."""
+    exprs = [ret]
+    if isinstance(ret, ast.Name):
+        key = m.key_of(ret)
+        exprs += [b.expr for b in (m.bindings.get(key, []) if key is not None else []) if b.how == "expr"]
+    return any(isinstance(node, ast.Call) and "torch.from_numpy" in m.qualified_names(node.func)
+               for expr in exprs for node in ast.walk(expr) if isinstance(node, ast.Call)
+               and isinstance(node.func, (ast.Name, ast.Attribute)))
 
 
 def _is_parameter(m: "SemanticModel", name: ast.Name, scope_id: int) -> bool:

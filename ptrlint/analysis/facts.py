@@ -84,6 +84,7 @@ class FactCollector:
             if isinstance(func, (ast.Name, ast.Attribute)) and not (isinstance(func, ast.Attribute) and func.attr in CAST_METHODS):
                 self.classifier.record_creation(call, self.m.qualified_names(func), scope, raising)
         self.classifier.record_factory_calls()  # after the creations: a factory returns one
+        self.classifier.record_closure_arguments()
         for call, scope, raising in self.pending_calls:
             self.classifier.classify(call, scope, raising)
         self.m.settle()

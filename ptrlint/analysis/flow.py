@@ -6,6 +6,7 @@ through the project index, what other modules write into this module's classes."
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
@@ -115,7 +116,7 @@ class Flow:
             if bound:  # with no known argument, the function's own (memoised) view of its parameters applies
                 self.f.bound.append((bound, {}, {}))
             try:
-                values = []
+                values, returned = [], []
                 for ret in self.c.returns.get(id(function), []):
                     if index is not None:
                         if not isinstance(ret, ast.Tuple) or index >= len(ret.elts):
@@ -124,13 +125,40 @@ class Flow:
                             continue
                         ret = ret.elts[index]
                     values.append(self.f.value(ret))
-                return strongest(values)
+                    returned.append(ret)
+                best = strongest(values)
+                if best is None and returned:  # nothing known of the values: what the names say
+                    best = self.named_result(function, returned, index)
+                return best
             finally:
                 if bound:
                     self.f.bound.pop()
                 self.f.in_progress_funcs.discard(id(function))
 
         return self.f.memoised(("r", memo_key), self.f.return_memo, memo_key, compute)
+
+    def named_result(self, function: FunctionNode, returned: list[ast.expr], index: int | None) -> Value | None:
+        """Name evidence of what a function returns, for its callers (in this module and, through the
+        summaries, in others): a returned variable named like an address table (``return pointers``),
+        a getter's own name (``def peer_ptrs(self)``), or a docstring whose "Returns" says addresses."""
+        for ret in returned:
+            name = attr_name(ret) if isinstance(ret, (ast.Name, ast.Attribute)) else None
+            if name is not None and self.names.is_pointer_name(name):
+                table = self.names.is_table_name(name)
+                return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
+                             ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
+                             table_name=table)
+        if index is not None:
+            return None
+        if self.names.is_getter_name(function.name):
+            table = self.names.is_table_name(function.name)
+            return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
+                         ((returned[0], f"`{function.name}()` is named like an address getter"),), table_name=table)
+        said = _returns_addresses(ast.get_docstring(function, clean=False) or "")
+        if said is not None:
+            return Value(Kind.SEQ if said else Kind.SCALAR, Origin.NAMED,
+                         ((returned[0], f"the docstring of `{function.name}()` says it returns addresses"),), table_name=said)
+        return None
 
     def entries(self, expr: ast.AST) -> list[Key]:
         """The entry keys (``d["ptrs"]``, ``d["lens"]``) of the dict ``expr`` evaluates to."""
@@ -143,6 +171,14 @@ class Flow:
                         self._entries.setdefault(self.f.root(key[1]), []).append(key)
         key = self.c.key_of(expr)
         return self._entries.get(self.f.root(key), []) if key is not None else []
+
+    def any_entry(self, expr: ast.AST) -> Value | None:
+        """Any one of the entries of the dict ``expr`` (``ptrs[name]`` with a computed key)."""
+        values = [self.key_value(e) for e in self.entries(expr)]
+        best = strongest(values)
+        if best is not None and best.origin is Origin.INDEX and any(v is None for v in values):
+            return None  # contrary evidence only when every entry is an index
+        return best
 
     def key_value(self, key: Key | None) -> Value | None:
         if key is None:
@@ -263,3 +299,20 @@ class Flow:
             return None
         value = self.f.class_value(self.f.root(("n", scope_id, param)), writes_only=True)
         return value if value is not None and value.origin is Origin.RAW else None
+
+
+_RETURNS = re.compile(r"\breturns?\b([^.;:]*)", re.IGNORECASE)
+_ADDRESS_WORDS = re.compile(r"\b(?:(device|memory|peer|base|virtual|physical)\s+)?(address(?:es)?|pointers?)\b", re.IGNORECASE)
+
+_NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false)\b",
+                            re.IGNORECASE)
+
+
+def _returns_addresses(doc: str) -> bool | None:
+    """Whether a docstring's "Returns ..." clause says the result is addresses: True for many
+    (``addresses``, ``pointers``), False for one, None when it does not say so."""
+    for clause in _RETURNS.finditer(doc):
+        word = _ADDRESS_WORDS.search(clause.group(1))
+        if word is not None and not _NOT_ADDRESSES.search(clause.group(1)[:word.start()]):
+            return word.group(2).lower() in ("addresses", "pointers")
+    return None

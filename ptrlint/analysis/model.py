@@ -177,6 +177,10 @@ class SemanticModel:
                 expr = expr.func.value
             elif isinstance(expr, ast.Call) and raw_view_of(expr) is not None:
                 expr = raw_view_of(expr)  # type: ignore[assignment]
+            elif (isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords
+                  and isinstance(expr.func, ast.Attribute) and expr.func.attr == "from_numpy"
+                  and "torch.from_numpy" in self.qualified_names(expr.func)):
+                expr = expr.args[0]  # `torch.from_numpy(a)` shares `a`'s memory
             else:
                 return expr
 
@@ -189,9 +193,22 @@ class SemanticModel:
             table.setdefault(key, []).append(item)
 
     def bind(self, target: ast.expr, binding: Binding) -> None:
+        value = binding.expr
+        if binding.how == "elem" and isinstance(value, (ast.Tuple, ast.List, ast.Set)) and value.elts and \
+                not any(isinstance(el, ast.Starred) for el in value.elts):
+            # `for name, data in (("ids", ids), ("id_ptrs", ptrs)):` takes each item in turn; they are
+            # alternatives, never aliases of one another (`for t in (self.ptrs, self.lens): t.zero_()`)
+            if not isinstance(target, (ast.Tuple, ast.List)):
+                for item in value.elts:
+                    self.bind(target, Binding("each", item, binding.node))
+                return
+            if all(isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(target.elts) for item in value.elts):
+                for item in value.elts:
+                    for t, v in zip(target.elts, item.elts):  # type: ignore[attr-defined]
+                        self.bind(unstarred(t), Binding("each", v, binding.node))
+                return
         if isinstance(target, (ast.Tuple, ast.List)):
             elements = [unstarred(el) for el in target.elts]
-            value = binding.expr
             if binding.how == "expr" and isinstance(value, (ast.Tuple, ast.List)):
                 if len(value.elts) == len(elements) and not any(isinstance(el, ast.Starred) for el in value.elts):
                     for t, v in zip(elements, value.elts):

@@ -35,6 +35,8 @@ class Creation:
     implicit_signed: bool = False  # a factory call given no dtype: the factory's default is signed
     factory: str | None = None  # a call of another module's factory: its qualified name
     substitutes: bool = False  # the factory puts a signed dtype in place of an unsigned one asked for
+    view_library: str | None = None  # a factory that hands on its numpy array as a torch tensor: "torch"
+    dtype_kwargs: ast.Name | None = None  # `f(x, **opts)` where `opts = dict(dtype=...)`: the name passed with `**`
 
     @property
     def key(self) -> Key:
@@ -78,7 +80,8 @@ class ScalarWrite:
 @dataclass
 class Binding:
     how: str  # "expr" | "elem" (an element of expr) | "index" (a loop counter) | "telem" (item `index` of the
-    #           tuple a call returns) | "elem-of" (extend) | "seq" (copy_)
+    #           tuple a call returns) | "elem-of" (extend) | "seq" (copy_) | "each" (one of the items of a
+    #           literal a loop takes in turn: its value, never an alias)
     expr: ast.expr
     node: ast.AST
     index: int = -1

@@ -146,6 +146,8 @@ class Transfer:
             wrapped = self.struct_wrap(inner_value)
             if wrapped is not None:
                 return wrapped
+        if not is_slice_subscript(expr) and self.f.flow.entries(inner_value):
+            return self.f.flow.any_entry(inner_value)  # `ptrs[name]` with a computed key
         inner = self.f.value(inner_value)
         if inner is None or inner.kind is not Kind.SEQ:
             return None
@@ -291,6 +293,8 @@ class Transfer:
         if qnames & {"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"} and args:
             inner = self.f.value(args[0])
             return inner if inner is not None and inner.kind is Kind.SEQ else None
+        if qnames & {"builtins.zip", "itertools.chain", "itertools.chain.from_iterable"} and args:
+            return _together([self.f.value(a) for a in args])  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
         if qnames & {"builtins.max", "builtins.min", "builtins.sum", "builtins.abs", "builtins.round"} and args:
             inner = [self.f.value(a) for a in args]
             return INDEX_SCALAR if all(v is not None and v.origin is Origin.INDEX for v in inner) else None
@@ -316,6 +320,14 @@ class Transfer:
             return Value(kind, Origin.NAMED, ((call, f"`{last}()` is named like an address getter"),),
                          table_name=self.names.is_table_name(last))
         return None
+
+
+def _together(values: list[Value | None]) -> Value | None:
+    """Several lists taken together: addresses if one of them holds addresses, indices only if all do."""
+    if any(v is None or v.kind is not Kind.SEQ for v in values):
+        values = [v for v in values if v is not None and v.is_pointer and v.kind is Kind.SEQ]
+    best = strongest(values)
+    return best.as_kind(Kind.SEQ) if best is not None else None
 
 
 _BASE_WORDS = re.compile(r"(?:^|_)(?:base|start|begin|origin|lo|low|first)(?:_|$)", re.IGNORECASE)

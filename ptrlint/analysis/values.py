@@ -181,9 +181,25 @@ class ModuleFacts:
             return Value(Kind.SEQ, Origin.NAMED, ((node, f"name `{creation.target_name}` says it holds addresses"),),
                          table_name=self.names.is_table_name(creation.target_name))
         source = _data_name(data)
-        if source is not None and self.names.is_pointer_name(source) and self.names.is_table_name(source):
+        if source is not None and self.names.is_pointer_name(source) and (
+                self.names.is_table_name(source) or self._holds_list(data)):  # type: ignore[arg-type]
             return Value(Kind.SEQ, Origin.NAMED, ((data, f"data `{source}` is named like an address table"),))  # type: ignore[arg-type]
         return None
+
+    def _holds_list(self, data: ast.expr) -> bool:
+        """A singular address name that holds a list (``self.kv_base_addr: list[int] = []``): a table."""
+        while isinstance(data, ast.Call) and attr_name(data.func) in ("list", "tuple") and data.args:
+            data = data.args[0]
+        key = self.c.key_of(data)
+        if key is None:
+            return False
+        if any(b.how == "expr" and self.tensors.is_python_list(b.expr) for b in self.c.bindings.get(key, [])):
+            return True
+        for annotation in self.c.annotations.get(key, []):
+            base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+            if attr_name(base) in ("list", "List", "Sequence", "MutableSequence"):
+                return True
+        return False
 
     def pointer_holding(self, creation: Creation) -> Value | None:
         """Pointer-holding by value or flow (RAW) or by name only (NAMED); None otherwise."""

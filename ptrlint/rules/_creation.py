@@ -105,12 +105,30 @@ def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evid
     library = info.library
     evidence_out = evidence.evidence + copy_evidence(ctx, creation)
 
+    kwargs = creation.dtype_kwargs
+    span = ctx.span(dtype)
+
     def uint64() -> list[Intent] | None:
+        if kwargs is not None:  # `**opts`: override its dtype in this call only, the dict may serve others
+            return kwargs_override(ctx, creation, kwargs, library)
         return replace_dtype(ctx.module, ctx.source, dtype, library, creation.scope, info.qname)
 
+    if kwargs is not None:
+        span = ctx.span(kwargs)
+        evidence_out = ((dtype, f"the dtype `{ctx.code(dtype)}` comes from `**{kwargs.id}`"), *evidence_out)
     signed64 = info.cls is DtypeClass.SIGNED64
-    return consumer_diagnostic(ctx, creation, message, evidence_out, uint64, ctx.span(dtype), "Use an",
+    return consumer_diagnostic(ctx, creation, message, evidence_out, uint64, span, "Use an",
                                ctx.code(dtype) if signed64 else None, bit_preserving_possible=signed64)
+
+
+def kwargs_override(ctx: RuleContext, creation: Creation, kwargs: ast.Name, library: str | None) -> list[Intent] | None:
+    """``f(xs, **opts)`` -> ``f(xs, **{**opts, "dtype": torch.uint64})``."""
+    spelled = spell(ctx.module, ctx.source, library or "torch", creation.scope, "uint64", _callee_prefix(ctx, creation))
+    if spelled is None:
+        return None
+    text, imports = spelled
+    start, end = ctx.source.span(kwargs)
+    return [Intent(start, end, "replace_name", f'{{**{kwargs.id}, "dtype": {text}}}'), *imports]
 
 
 def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
@@ -153,6 +171,8 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
         return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
     library = creation.library
     signed = signed_text
+    if creation.view_library is not None and creation.view_library != library:
+        library, signed = creation.view_library, None  # viewed as what the call returns: a tensor, not an array
 
     def bit_preserving() -> list[Intent] | None:
         intents: list[Intent] = []

@@ -114,6 +114,12 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
             "import torch\ntable = torch.zeros(4, dtype=torch.uint64)\nview = table.numpy()\nview[0] = x.data_ptr()\n"
             "copy_kernel[(1,)](table)\n",
         ),
+        Invalid(  # the dtype comes from a `**` dict that may serve other calls: overridden in this call only
+            "import torch\nopts = dict(dtype=torch.int64, device='cpu')\nptrs = torch.tensor([t.data_ptr() for t in ts], **opts)\n"
+            "copy_kernel[(1,)](ptrs)\n",
+            "import torch\nopts = dict(dtype=torch.int64, device='cpu')\n"
+            "ptrs = torch.tensor([t.data_ptr() for t in ts], **{**opts, \"dtype\": torch.uint64})\ncopy_kernel[(1,)](ptrs)\n",
+        ),
         Invalid(
             "import torch\nimport ext\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\next.launch(ptrs)\n",
             "import torch\nimport ext\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64).view(torch.int64)\n"
