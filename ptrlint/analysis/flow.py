@@ -6,13 +6,13 @@ through the project index, what other modules write into this module's classes."
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from ..addresses import tuple_address_position
-from .lattice import INDEX_SCALAR, Kind, Origin, Value, strongest
+from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from .records import Binding, Creation, FunctionNode, Key
+from .result_names import named_result
 from .syntax import attr_name
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class Flow:
                     returned.append(ret)
                 best = strongest(values)
                 if best is None and returned:  # nothing known of the values: what the names say
-                    best = self.named_result(function, returned, index)
+                    best = named_result(self.names, function, returned, index)
                 return best
             finally:
                 if bound:
@@ -136,29 +136,6 @@ class Flow:
                 self.f.in_progress_funcs.discard(id(function))
 
         return self.f.memoised(("r", memo_key), self.f.return_memo, memo_key, compute)
-
-    def named_result(self, function: FunctionNode, returned: list[ast.expr], index: int | None) -> Value | None:
-        """Name evidence of what a function returns, for its callers (in this module and, through the
-        summaries, in others): a returned variable named like an address table (``return pointers``),
-        a getter's own name (``def peer_ptrs(self)``), or a docstring whose "Returns" says addresses."""
-        for ret in returned:
-            name = attr_name(ret) if isinstance(ret, (ast.Name, ast.Attribute)) else None
-            if name is not None and self.names.is_pointer_name(name):
-                table = self.names.is_table_name(name)
-                return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
-                             ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
-                             table_name=table)
-        if index is not None:
-            return None
-        if self.names.is_getter_name(function.name):
-            table = self.names.is_table_name(function.name)
-            return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
-                         ((returned[0], f"`{function.name}()` is named like an address getter"),), table_name=table)
-        said = _returns_addresses(ast.get_docstring(function, clean=False) or "")
-        if said is not None:
-            return Value(Kind.SEQ if said else Kind.SCALAR, Origin.NAMED,
-                         ((returned[0], f"the docstring of `{function.name}()` says it returns addresses"),), table_name=said)
-        return None
 
     def entries(self, expr: ast.AST) -> list[Key]:
         """The entry keys (``d["ptrs"]``, ``d["lens"]``) of the dict ``expr`` evaluates to."""
@@ -172,9 +149,26 @@ class Flow:
         key = self.c.key_of(expr)
         return self._entries.get(self.f.root(key), []) if key is not None else []
 
+    def dict_part(self, expr: ast.AST, keys: bool) -> Value | None:
+        """The values (or keys) of the dict ``expr`` holds, joined: its entries (``d["ptrs"]``) and the
+        comprehensions bound to it (``{name: t.data_ptr() for name, t in ...}``)."""
+        values: list[Value | None] = [] if keys else [self.key_value(e) for e in self.entries(expr)]
+        values += [self.f.value(d.key if keys else d.value) for d in self.comprehensions(expr)]
+        key = self.c.key_of(expr)
+        for binding in self.c.bindings.get(key, []) if key is not None and keys else []:
+            if binding.how == "expr" and isinstance(binding.expr, ast.Dict):
+                values.extend(self.f.value(k) for k in binding.expr.keys if k is not None)
+        return strongest(values)
+
+    def comprehensions(self, expr: ast.AST) -> list[ast.DictComp]:
+        key = self.c.key_of(expr)
+        return [b.expr for b in (self.c.bindings.get(key, []) if key is not None else [])  # type: ignore[misc]
+                if b.how == "expr" and isinstance(b.expr, ast.DictComp)]
+
     def any_entry(self, expr: ast.AST) -> Value | None:
         """Any one of the entries of the dict ``expr`` (``ptrs[name]`` with a computed key)."""
         values = [self.key_value(e) for e in self.entries(expr)]
+        values += [self.f.value(d.value) for d in self.comprehensions(expr)]
         best = strongest(values)
         if best is not None and best.origin is Origin.INDEX and any(v is None for v in values):
             return None  # contrary evidence only when every entry is an index
@@ -262,6 +256,10 @@ class Flow:
             target = c.types.function_called(binding.expr.func)
             if target is not None:
                 return self.returned_value(target, binding.expr, binding.index)
+            source = _reordered(c, binding.expr)
+            if source is not None:  # `values, order = torch.sort(ptrs)`: the values, then indices or counts
+                inner = self.f.value(source) if binding.index == 0 else INDEX_SEQ
+                return inner if inner is not None and inner.kind is Kind.SEQ else None
             position = tuple_address_position(attr_name(binding.expr.func))
             if position is not None:  # `err, ptr = cudart.cudaMalloc(n)`: item 1 is the address, item 0 the status
                 whole = self.f.value(binding.expr)
@@ -301,18 +299,21 @@ class Flow:
         return value if value is not None and value.origin is Origin.RAW else None
 
 
-_RETURNS = re.compile(r"\breturns?\b([^.;:]*)", re.IGNORECASE)
-_ADDRESS_WORDS = re.compile(r"\b(?:(device|memory|peer|base|virtual|physical)\s+)?(address(?:es)?|pointers?)\b", re.IGNORECASE)
-
-_NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false)\b",
-                            re.IGNORECASE)
+_REORDERING = frozenset({"sort", "topk", "unique", "kthvalue", "mode", "max", "min", "unique_consecutive"})
 
 
-def _returns_addresses(doc: str) -> bool | None:
-    """Whether a docstring's "Returns ..." clause says the result is addresses: True for many
-    (``addresses``, ``pointers``), False for one, None when it does not say so."""
-    for clause in _RETURNS.finditer(doc):
-        word = _ADDRESS_WORDS.search(clause.group(1))
-        if word is not None and not _NOT_ADDRESSES.search(clause.group(1)[:word.start()]):
-            return word.group(2).lower() in ("addresses", "pointers")
+def _reordered(c, call: ast.Call) -> ast.expr | None:  # type: ignore[no-untyped-def]
+    """What a torch/numpy call that returns (values, indices or counts) takes its values from:
+    ``torch.sort(x)``, ``np.unique(x, return_counts=True)``, ``x.topk(k)``."""
+    func = call.func
+    if not isinstance(func, (ast.Name, ast.Attribute)):
+        return None
+    qnames = c.qualified_names(func)
+    if qnames:
+        library = {q.partition(".")[0] for q in qnames}
+        if library & {"torch", "numpy"} and attr_name(func) in _REORDERING and call.args:
+            return call.args[0]
+        return None
+    if isinstance(func, ast.Attribute) and func.attr in _REORDERING:
+        return func.value
     return None

@@ -146,7 +146,7 @@ class Transfer:
             wrapped = self.struct_wrap(inner_value)
             if wrapped is not None:
                 return wrapped
-        if not is_slice_subscript(expr) and self.f.flow.entries(inner_value):
+        if not is_slice_subscript(expr) and (self.f.flow.entries(inner_value) or self.f.flow.comprehensions(inner_value)):
             return self.f.flow.any_entry(inner_value)  # `ptrs[name]` with a computed key
         inner = self.f.value(inner_value)
         if inner is None or inner.kind is not Kind.SEQ:
@@ -263,11 +263,10 @@ class Transfer:
             if method == "item":
                 inner = self.f.value(func.value)
                 return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
-            if method in ("values", "items") and not call.args:  # a dict's entries, joined
-                entries = self.f.flow.entries(func.value)
-                if entries:
-                    joined = strongest(self.f.flow.key_value(e) for e in entries)
-                    return joined.as_kind(Kind.SEQ) if joined is not None else None
+            if method in ("values", "items", "keys") and not call.args:  # a dict's entries (or keys), joined
+                joined = self.f.flow.dict_part(func.value, keys=method == "keys")
+                if joined is not None:
+                    return joined.as_kind(Kind.SEQ)
             if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
                 base = c.key_of(func.value)
                 if base is not None:  # `d.get("ptrs")`: that entry

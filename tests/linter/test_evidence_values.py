@@ -224,6 +224,67 @@ CASES: dict[str, dict[str, str]] = {
                 return table
         """,
     },
+    "dict_comprehensions": {
+        "app/named.py": """
+            import torch
+
+            def by_name(tensors, names):
+                ptrs = {name: t.data_ptr() for name, t in tensors.items()}
+                a = torch.tensor([ptrs[n] for n in names], dtype=torch.int64)  # expect: PTR001
+                b = torch.tensor(list(ptrs.values()), dtype=torch.int64)  # expect: PTR001
+                return a, b
+
+            def by_address(tensors):
+                owner = {t.data_ptr(): name for name, t in tensors.items()}
+                return torch.tensor(list(owner.keys()), dtype=torch.int64)  # expect: PTR001
+
+            def sizes(tensors, names):
+                numels = {name: t.numel() for name, t in tensors.items()}
+                a = torch.tensor([numels[n] for n in names], dtype=torch.int64)
+                b = torch.tensor(list(numels.values()), dtype=torch.int64)
+                return a, b, torch.tensor(list(numels.keys()))
+        """,
+    },
+    "return_annotation_names_an_address_type": {
+        "app/pool.py": """
+            from typing import NewType
+
+            import torch
+
+            DevicePtr = NewType("DevicePtr", int)
+
+            class Pool:
+                def peers(self) -> list[DevicePtr]:
+                    return self._ext.peers()
+
+                def sizes(self) -> list[int]:
+                    return self._ext.sizes()
+
+            def tables(pool: Pool):
+                a = torch.tensor(pool.peers(), dtype=torch.int64)  # expect: PTR001
+                b = torch.tensor(pool.sizes(), dtype=torch.int64)
+                return a, b
+        """,
+    },
+    "values_of_a_sort_or_unique": {
+        "app/order.py": """
+            import numpy as np
+            import torch
+
+            def ordered(ts):
+                ptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)
+                values, order = torch.sort(ptrs)
+                a = torch.tensor(values.tolist(), dtype=torch.int64)  # expect: PTR001
+                b = torch.tensor(order.tolist(), dtype=torch.int64)
+                return a, b
+
+            def distinct(ts):
+                bases = np.array([t.data_ptr() for t in ts], dtype=np.uint64)
+                unique, counts = np.unique(bases, return_counts=True)
+                table = np.asarray(unique.tolist(), dtype=np.int64)  # expect: PTR001
+                return table, np.asarray(counts, dtype=np.int64)
+        """,
+    },
     "several_lists_converted_together": {
         "app/pairs.py": """
             import torch

@@ -1,0 +1,81 @@
+"""Name evidence of what a function returns, for its callers in this module and, through the
+project summaries, in others: a returned variable named like an address table, a getter's own
+name, a return annotation naming an address type, or a docstring whose "Returns" says addresses.
+Used only where nothing is known of the returned values themselves (issue 42)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..names import NamePatterns
+from .lattice import Kind, Origin, Value
+from .records import FunctionNode
+from .syntax import attr_name
+
+
+def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None) -> Value | None:
+    """Name evidence of what a function returns, for its callers (in this module and, through the
+    summaries, in others): a returned variable named like an address table (``return pointers``),
+    a getter's own name (``def peer_ptrs(self)``), or a docstring whose "Returns" says addresses."""
+    for ret in returned:
+        name = attr_name(ret) if isinstance(ret, (ast.Name, ast.Attribute)) else None
+        if name is not None and names.is_pointer_name(name):
+            table = names.is_table_name(name)
+            return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
+                         ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
+                         table_name=table)
+    if index is not None:
+        return None
+    if names.is_getter_name(function.name):
+        table = names.is_table_name(function.name)
+        return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
+                     ((returned[0], f"`{function.name}()` is named like an address getter"),), table_name=table)
+    annotated = annotated_addresses(names, function.returns)
+    if annotated is not None:
+        return Value(Kind.SEQ if annotated else Kind.SCALAR, Origin.NAMED,
+                     ((returned[0], f"`{function.name}()` is annotated as returning addresses"),), table_name=annotated)
+    said = _returns_addresses(ast.get_docstring(function, clean=False) or "")
+    if said is not None:
+        return Value(Kind.SEQ if said else Kind.SCALAR, Origin.NAMED,
+                     ((returned[0], f"the docstring of `{function.name}()` says it returns addresses"),), table_name=said)
+    return None
+
+
+def annotated_addresses(names: NamePatterns, annotation: ast.expr | None) -> bool | None:
+    """A return annotation naming an address type (``-> DevicePtr``, ``-> list[DevicePtr]``): True for
+    a container of them, False for one, None otherwise."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in _CONTAINERS:
+        inner = annotation.slice
+        items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        return True if any(annotated_addresses(names, item) is not None for item in items) else None
+    name = attr_name(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+    if name is None:
+        return None
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    if names.is_pointer_name(snake):
+        return names.is_table_name(snake)
+    return None
+
+
+_CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "set", "Set"})
+_RETURNS = re.compile(r"\breturns?\b([^.;:]*)", re.IGNORECASE)
+_ADDRESS_WORDS = re.compile(r"\b(?:(device|memory|peer|base|virtual|physical)\s+)?(address(?:es)?|pointers?)\b", re.IGNORECASE)
+
+_NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false)\b",
+                            re.IGNORECASE)
+
+
+def _returns_addresses(doc: str) -> bool | None:
+    """Whether a docstring's "Returns ..." clause says the result is addresses: True for many
+    (``addresses``, ``pointers``), False for one, None when it does not say so."""
+    for clause in _RETURNS.finditer(doc):
+        word = _ADDRESS_WORDS.search(clause.group(1))
+        if word is not None and not _NOT_ADDRESSES.search(clause.group(1)[:word.start()]):
+            return word.group(2).lower() in ("addresses", "pointers")
+    return None
