@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import CREATION_CALLS, FILL_VALUE_INDEX
+from ..names import CREATION_CALLS, FILL_VALUE_INDEX, DtypeClass, classify_qualified_dtype, classify_string_dtype
 from .factories import FactorySignature, factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
@@ -181,7 +181,10 @@ class CallClassifier:
         names = {key[2] for key in m.functions} | {n for methods in m.class_methods.values() for n in methods}
         for call in m.calls:
             configured = m.creation_by_id.get(id(call))  # a `buffer-factories` call: the project may define it
-            if (configured is not None and configured.library is not None) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            if configured is not None and configured.library is not None:
+                self.record_patched_call(configured)
+                continue
+            if not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue
             function = m.types.function_called(call.func) if attr_name(call.func) in names else None
             signature: FactorySignature | None = None
@@ -199,6 +202,21 @@ class CallClassifier:
                 configured.factory = None if function is not None else external
             elif signature is not None:
                 self.record_factory_call(call, signature, None if function is not None else external)
+
+    def record_patched_call(self, creation: Creation) -> None:
+        """``torch.empty(n, dtype=torch.uint64)`` where another module of the project monkey-patched
+        ``torch.empty`` with a function that substitutes a signed dtype: that function makes it."""
+        m = self.m
+        if m.view is None or creation.dtype is None or creation.qname.startswith("factory:"):
+            return
+        if not unsigned64(m, creation.dtype):  # only a request for uint64 is what such a wrapper replaces
+            return
+        patcher = m.view.patched(creation.qname)  # type: ignore[attr-defined]
+        if patcher is None or patcher.rpartition(".")[0] == m.context.module:
+            return  # this module's own patch: analysis/substitutions.py reads its calls directly
+        signature = m.view.factory(patcher, m.options)  # type: ignore[attr-defined]
+        if signature is not None and signature.substitution is not None:
+            creation.substitutes, creation.factory = True, patcher
 
     def record_closure_arguments(self) -> None:
         """The arguments of calls of a function nested in another (a closure, a local helper) bind its
@@ -248,6 +266,15 @@ class CallClassifier:
         self.m.creations.append(creation)
         self.m.creation_by_id[id(call)] = creation
         self.m.uf.find(creation.key)
+
+
+def unsigned64(m: "SemanticModel", dtype: ast.expr) -> bool:
+    """``torch.uint64``, ``np.uint64``, ``"uint64"`` (resolved through the module's imports)."""
+    text = string_value(dtype)
+    if text is not None:
+        return classify_string_dtype(text) is DtypeClass.UNSIGNED64
+    qnames = m.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else set()
+    return any((classify_qualified_dtype(q) or (None,))[0] is DtypeClass.UNSIGNED64 for q in qnames)
 
 
 def _first_name(node: ast.AST) -> ast.AST:

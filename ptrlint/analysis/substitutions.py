@@ -10,11 +10,10 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from ..names import DtypeClass, classify_qualified_dtype, classify_string_dtype
+from .calls import unsigned64
 from .factories import factory_signature
 from .lattice import Evidence, Location
 from .records import Creation, FunctionNode
-from .syntax import string_value
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
@@ -31,14 +30,7 @@ class Substitution:
 
 def asks_unsigned(facts: "ModuleFacts", creation: Creation) -> bool:
     """The call asks for an unsigned 64-bit dtype (what a substituting factory replaces)."""
-    dtype = creation.dtype
-    if dtype is None:
-        return False
-    text = string_value(dtype)
-    if text is not None:
-        return classify_string_dtype(text) is DtypeClass.UNSIGNED64
-    qnames = facts.c.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else set()
-    return any((classify_qualified_dtype(q) or (None,))[0] is DtypeClass.UNSIGNED64 for q in qnames)
+    return creation.dtype is not None and unsigned64(facts.c, creation.dtype)
 
 
 def substitutions(facts: "ModuleFacts") -> Iterator[Substitution]:

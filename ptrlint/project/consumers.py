@@ -48,6 +48,9 @@ MAX_READER_MODULES = 24  # modules read for one question; more readers than that
 REACH_DEPTH = 3  # import steps from a module to the modules where its objects are looked for
 
 
+_ALIAS = re.compile(r"^([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*$", re.MULTILINE)  # `_empty = torch.empty`
+
+
 @dataclass
 class _Module:
     path: str
@@ -164,7 +167,8 @@ class ProjectConsumers:
         header = "".join(f"import {q} as {local}\n" if "." not in q else
                          f"from {q.rpartition('.')[0]} import {q.rpartition('.')[2]} as {local}\n"
                          for local, q in bindings.items())
-        tree = _parse(header + block)
+        aliases = "".join(m.group(0) + "\n" for m in _ALIAS.finditer(text) if m.group(2).partition(".")[0] in bindings)
+        tree = _parse(header + aliases + block)  # `_empty = torch.empty` kept by a monkey patch: a creation
         if tree is None:
             return None
         model = FactCollector(options, ModuleContext(module, is_package, None)).run(tree)

@@ -24,8 +24,14 @@ def light_summary(text: str, module: str, is_package: bool, path: str,
             fields = _body_fields(text, text.find("\n", match.end()) + 1)
         summary.classes[name] = fields
     summary.exports = bindings if bindings is not None else imported_bindings(text, module, is_package)
+    for match in _PATCH.finditer(text):  # `torch.empty = _empty`, a module function put in a library's place
+        alias, rest, function = match.groups()
+        if alias in summary.exports and re.search(rf"^(?:async\s+)?def\s+{re.escape(function)}\b", text, re.MULTILINE):
+            summary.patches[f"{summary.exports[alias]}.{rest}"] = f"{module}.{function}"
     summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
     return summary
+
+_PATCH = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_][\w.]*)[ \t]*=[ \t]*([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 
 def _top_level_classes(text: str) -> Iterable[re.Match[str]]:

@@ -68,11 +68,12 @@ class ModuleSummary:
     classes: dict[str, list[str]] = field(default_factory=dict)  # "Cls" -> dataclass/NamedTuple fields
     exports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name it imports
     imports: list[str] = field(default_factory=list)
+    patches: dict[str, str] = field(default_factory=dict)  # "torch.empty" -> "pkg.mod._empty" (`torch.empty = _empty`)
 
     @property
     def empty(self) -> bool:
         return not (self.functions or self.param_writes or self.attributes or self.names or self.external_writes
-                    or self.classes or self.exports)
+                    or self.classes or self.exports or self.patches)
 
     def to_json(self) -> dict[str, Any]:
         values = lambda d: {k: v.to_json() for k, v in sorted(d.items())}  # noqa: E731
@@ -84,7 +85,7 @@ class ModuleSummary:
             "external_writes": values(self.external_writes),
             "signatures": dict(sorted(self.signatures.items())),
             "classes": dict(sorted(self.classes.items())), "exports": dict(sorted(self.exports.items())),
-            "imports": sorted(self.imports),
+            "imports": sorted(self.imports), "patches": dict(sorted(self.patches.items())),
         }
 
     @classmethod
@@ -94,7 +95,7 @@ class ModuleSummary:
             data["module"], data["path"], values(data["functions"]),
             {k: values(v) for k, v in data["param_writes"].items()}, values(data["attributes"]),
             values(data["names"]), values(data["external_writes"]), dict(data["signatures"]), dict(data["classes"]),
-            dict(data["exports"]), list(data["imports"]),
+            dict(data["exports"]), list(data["imports"]), dict(data.get("patches", {})),
         )
 
     def fingerprint(self) -> str:
@@ -151,6 +152,10 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
                                                            "unsigned table that holds addresses") if held else None)
             if value is not None:
                 out.external_writes[f"{creation.factory}.{REQUEST}"] = value
+    for target, value in c.patches:  # `torch.empty = _empty`: every module's `torch.empty(...)` calls it
+        if isinstance(value, ast.Name) and ("n", module_scope, value.id) in c.functions:
+            for patched in sorted(c.qualified_names(target)):
+                out.patches[patched] = f"{module}.{value.id}"
     out.exports = dict(c.module_scope.imports)
     out.imports = sorted({q.rpartition(".")[0] if q.count(".") else q for q in c.module_scope.imports.values()})
     return out

@@ -41,6 +41,7 @@ class ProjectView:
         self.consulted: dict[str, str] = {}
         self.wanted: set[str] = set()
         self.writes_by_target: dict[str, list[ValueSummary]] = {}
+        self.patches: dict[str, str] = {}  # "torch.empty" -> the project function put in its place
         self.consumers = consumers if consumers is not None else ProjectConsumers()
         self.options: object | None = None  # the analysis options of the last module viewed (for re-probing)
         for summary in (summaries.values() if writers is None else writers):
@@ -49,6 +50,8 @@ class ProjectView:
                 found = self._locate(cls)  # `pkg.Cls` re-exported from `pkg.impl.Cls`: one target
                 canonical = f"{found[0].module}.{found[1]}" if found else cls
                 self.writes_by_target.setdefault(f"{canonical}.{attr}", []).append(value)
+            for patched, function in summary.patches.items():
+                self.patches.setdefault(patched, function)  # in module order: the first patch wins
         self.wanted.clear()
 
     def inherit(self, previous: "ProjectView") -> None:
@@ -85,6 +88,7 @@ class ProjectView:
         """The same summaries, with a fresh record of lookups, for analysing ``module``."""
         view = ProjectView.__new__(ProjectView)
         view.summaries, view.writes_by_target, view._memo = self.summaries, self.writes_by_target, self._memo
+        view.patches = self.patches
         view._probed = self._probed
         view.consumers, view.options = self.consumers, self.options
         view.bases, view.own_module = bases, module
@@ -250,6 +254,12 @@ class ProjectView:
         self._record("factory", qname, answer.to_json() if answer is not None else None)
         return answer
 
+    def patched(self, qname: str) -> str | None:
+        """The project function a module puts in the place of ``qname`` (``torch.empty = _empty``)."""
+        answer = self.patches.get(qname)
+        self._record("patch", qname, answer)
+        return answer
+
     def external_writes(self, class_qname: str, attr: str) -> list[Value]:
         """Pointer values other modules write into ``class_qname.attr`` (a class of this module)."""
         target = f"{class_qname}.{attr}"
@@ -332,6 +342,8 @@ def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
     elif what == "into":
         cls, _, attr = qname.rpartition(".")
         probe.external_writes(cls, attr)
+    elif what == "patch":
+        probe.patched(qname)
 
 
 class ShippedSummaries(Mapping[str, ModuleSummary]):

@@ -285,6 +285,52 @@ CASES: dict[str, dict[str, str]] = {
                 return table, np.asarray(counts, dtype=np.int64)
         """,
     },
+    "derived_copies_of_an_implicit_int64_table": {
+        "app/stacked.py": """
+            import torch
+
+            def weights_table(layers, device):
+                tables = [torch.tensor([w.data_ptr() for w in layer.weights]) for layer in layers]  # expect: PTR002
+                return torch.stack(tables).T.contiguous().to(device)
+
+            def numel_table(layers, device):
+                tables = [torch.tensor([w.numel() for w in layer.weights]) for layer in layers]
+                return torch.stack(tables).T.contiguous().to(device)
+        """,
+    },
+    "monkey_patched_factory_substitutes_int64": {
+        "app/patch.py": """
+            import torch
+
+            _empty = torch.empty
+
+            def _patched_empty(*shape, dtype=None, **kwargs):
+                if dtype == torch.uint64:
+                    dtype = torch.int64  # expect: PTR001
+                return _empty(*shape, dtype=dtype, **kwargs)
+
+            def _patched_zeros(*shape, dtype=None, **kwargs):
+                if dtype == torch.float64:
+                    dtype = torch.float32
+                return torch.zeros(*shape, dtype=dtype, **kwargs)
+
+            torch.empty = _patched_empty
+            torch.zeros = _patched_zeros
+        """,
+        "app/tables.py": """
+            import torch
+
+            def peer_table(tensors):
+                peer_ptrs = torch.empty(len(tensors), dtype=torch.uint64)
+                peer_ptrs.numpy()[:] = [t.data_ptr() for t in tensors]
+                return peer_ptrs
+
+            def lengths(tensors):
+                lens = torch.empty(len(tensors), dtype=torch.uint64)
+                lens.numpy()[:] = [t.numel() for t in tensors]
+                return lens
+        """,
+    },
     "several_lists_converted_together": {
         "app/pairs.py": """
             import torch
