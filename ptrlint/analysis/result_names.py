@@ -17,7 +17,8 @@ from .syntax import attr_name
 def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None) -> Value | None:
     """Name evidence of what a function returns, for its callers (in this module and, through the
     summaries, in others): a returned variable named like an address table (``return pointers``),
-    a getter's own name (``def peer_ptrs(self)``), or a docstring whose "Returns" says addresses."""
+    a getter's own name (``def peer_ptrs(self)``), a return annotation naming an address type, or a
+    docstring whose "Returns" says addresses."""
     for ret in returned:
         name = attr_name(ret) if isinstance(ret, (ast.Name, ast.Attribute)) else None
         if name is not None and names.is_pointer_name(name):
@@ -65,8 +66,7 @@ def annotated_addresses(names: NamePatterns, annotation: ast.expr | None) -> boo
 
 _CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "set", "Set"})
 _RETURNS = re.compile(r"\breturns?\b([^.;:]*)", re.IGNORECASE)
-_ADDRESS_WORDS = re.compile(r"\b(?:(device|memory|peer|base|virtual|physical)\s+)?(address(?:es)?|pointers?)\b", re.IGNORECASE)
-
+_ADDRESS_WORDS = re.compile(r"\b(address(?:es)?|pointers?)\b", re.IGNORECASE)
 _NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false)\b",
                             re.IGNORECASE)
 
@@ -77,5 +77,5 @@ def _returns_addresses(doc: str) -> bool | None:
     for clause in _RETURNS.finditer(doc):
         word = _ADDRESS_WORDS.search(clause.group(1))
         if word is not None and not _NOT_ADDRESSES.search(clause.group(1)[:word.start()]):
-            return word.group(2).lower() in ("addresses", "pointers")
+            return word.group(1).lower() in ("addresses", "pointers")
     return None
