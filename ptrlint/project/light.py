@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..analysis.syntax import CREATION_LAST_NAMES
 from .imports import imported_bindings
 from .summary import ModuleSummary
 
@@ -24,13 +25,16 @@ def light_summary(text: str, module: str, is_package: bool, path: str,
             fields = _body_fields(text, text.find("\n", match.end()) + 1)
         summary.classes[name] = fields
     summary.exports = bindings if bindings is not None else imported_bindings(text, module, is_package)
-    for match in _PATCH.finditer(text):  # `torch.empty = _empty`, a module function put in a library's place
-        alias, rest, function = match.groups()
+    for match in _PATCH.finditer(text) if _PATCHED_CREATION.search(text) else ():
+        alias, rest, function = match.groups()  # `torch.empty = _empty`: a module function in a creation's place
+        if rest.rpartition(".")[2] not in CREATION_LAST_NAMES:
+            continue
         if alias in summary.exports and re.search(rf"^(?:async\s+)?def\s+{re.escape(function)}\b", text, re.MULTILINE):
             summary.patches[f"{summary.exports[alias]}.{rest}"] = f"{module}.{function}"
     summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
     return summary
 
+_PATCHED_CREATION = re.compile(r"\.(?:%s)[ \t]*=[ \t]*[A-Za-z_]" % "|".join(sorted(CREATION_LAST_NAMES)))  # a cheap gate
 _PATCH = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_][\w.]*)[ \t]*=[ \t]*([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..analysis.source import SourceMap
 from ..analysis.lattice import Kind, Location, Origin, Value
 from ..analysis.substitutions import REQUEST, asks_unsigned
+from ..analysis.syntax import CREATION_LAST_NAMES
 from ..analysis.values import ModuleFacts
 
 
@@ -153,7 +154,8 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
             if value is not None:
                 out.external_writes[f"{creation.factory}.{REQUEST}"] = value
     for target, value in c.patches:  # `torch.empty = _empty`: every module's `torch.empty(...)` calls it
-        if isinstance(value, ast.Name) and ("n", module_scope, value.id) in c.functions:
+        if isinstance(value, ast.Name) and ("n", module_scope, value.id) in c.functions and \
+                target.attr in CREATION_LAST_NAMES:
             for patched in sorted(c.qualified_names(target)):
                 out.patches[patched] = f"{module}.{value.id}"
     out.exports = dict(c.module_scope.imports)
