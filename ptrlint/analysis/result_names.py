@@ -19,6 +19,8 @@ def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast
     summaries, in others): a returned variable named like an address table (``return pointers``),
     a getter's own name (``def peer_ptrs(self)``), a return annotation naming an address type, or a
     docstring whose "Returns" says addresses."""
+    if any(_not_an_address(ret) for ret in returned) or _not_an_address(function.returns):
+        return None  # generated code, a message, a flag: whatever the names say
     for ret in returned:
         name = attr_name(ret) if isinstance(ret, (ast.Name, ast.Attribute)) else None
         if name is not None and names.is_pointer_name(name):
@@ -67,15 +69,31 @@ def annotated_addresses(names: NamePatterns, annotation: ast.expr | None) -> boo
 _CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "set", "Set"})
 _RETURNS = re.compile(r"\breturns?\b([^.;:]*)", re.IGNORECASE)
 _ADDRESS_WORDS = re.compile(r"\b(address(?:es)?|pointers?)\b", re.IGNORECASE)
-_NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false)\b",
-                            re.IGNORECASE)
+# before the address word: what the result is not (a count, a flag), or a clause about something else
+_NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false"
+                            r"|about|for|on|that|which|with|containing|if|when|whose|from|into|by)\b", re.IGNORECASE)
+_MODIFIES = re.compile(r"[ \t]+(?!to\b|of\b|in\b|at\b|as\b|and\b|or\b)[A-Za-z_]")  # `pointer args`: an adjective
+
+
+def _not_an_address(node: ast.expr | None) -> bool:
+    """A returned expression or return annotation that is not an integer: a string, an f-string, a
+    flag, ``None``; ``str``/``bool``/``None`` annotations."""
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.Constant):
+        return node.value is None or isinstance(node.value, (str, bool, bytes))
+    if isinstance(node, ast.Name):
+        return node.id in ("str", "bool", "bytes")
+    return False
 
 
 def _returns_addresses(doc: str) -> bool | None:
     """Whether a docstring's "Returns ..." clause says the result is addresses: True for many
     (``addresses``, ``pointers``), False for one, None when it does not say so."""
     for clause in _RETURNS.finditer(doc):
-        word = _ADDRESS_WORDS.search(clause.group(1))
-        if word is not None and not _NOT_ADDRESSES.search(clause.group(1)[:word.start()]):
-            return word.group(1).lower() in ("addresses", "pointers")
+        text = clause.group(1)
+        word = _ADDRESS_WORDS.search(text)
+        if word is None or _NOT_ADDRESSES.search(text[:word.start()]) or _MODIFIES.match(text, word.end()):
+            continue  # "the number of pointers", "information about pointers", "pointer args"
+        return word.group(1).lower() in ("addresses", "pointers")
     return None

@@ -100,6 +100,10 @@ CASES: dict[str, dict[str, str]] = {
             def count_table(group):
                 \"\"\"Returns the number of pointers each rank holds.\"\"\"
                 return _ops.counts(group)
+
+            def arg_table(group):
+                \"\"\"Returns the list of pointer args a launch takes, with information about pointers.\"\"\"
+                return _ops.args(group)
         """,
         "app/indexer.py": """
             import torch
@@ -118,7 +122,8 @@ CASES: dict[str, dict[str, str]] = {
                 from app import comm
                 a = torch.tensor(comm.peer_table(group), dtype=torch.int64)  # expect: PTR001
                 b = torch.tensor(comm.count_table(group), dtype=torch.int64)
-                return a, b
+                c = torch.tensor(comm.arg_table(group), dtype=torch.int64)
+                return a, b, c
         """,
     },
     "list_filled_through_a_closure": {
