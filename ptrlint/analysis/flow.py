@@ -128,7 +128,7 @@ class Flow:
                     returned.append(ret)
                 best = strongest(values)
                 if best is None and returned:  # nothing known of the values: what the names say
-                    best = named_result(self.names, function, returned, index)
+                    best = named_result(self.names, function, returned, index, self.int_alias)
                 return best
             finally:
                 if bound:
@@ -159,6 +159,16 @@ class Flow:
             if binding.how == "expr" and isinstance(binding.expr, ast.Dict):
                 values.extend(self.f.value(k) for k in binding.expr.keys if k is not None)
         return strongest(values)
+
+    def int_alias(self, name: str) -> bool:
+        """A module-level integer type alias: ``DevicePtr = NewType("DevicePtr", int)``, ``Addr = int``."""
+        for binding in self.c.bindings.get(("n", id(self.c.module_scope), name), []):
+            value = binding.expr
+            if isinstance(value, ast.Call) and attr_name(value.func) == "NewType" and len(value.args) == 2:
+                value = value.args[1]
+            if binding.how == "expr" and isinstance(value, ast.Name) and "builtins.int" in self.c.qualified_names(value):
+                return True
+        return False
 
     def comprehensions(self, expr: ast.AST) -> list[ast.DictComp]:
         key = self.c.key_of(expr)

@@ -1,12 +1,14 @@
 """Name evidence of what a function returns, for its callers in this module and, through the
-project summaries, in others: a returned variable named like an address table, a getter's own
-name, a return annotation naming an address type, or a docstring whose "Returns" says addresses.
+project summaries, in others: a returned variable named like an address table, a return
+annotation naming an address type, or a docstring whose "Returns" says addresses (a getter's own
+name is read where it is called, for every callee alike).
 Used only where nothing is known of the returned values themselves (issue 42)."""
 
 from __future__ import annotations
 
 import ast
 import re
+from typing import Callable
 
 from ..names import NamePatterns
 from .lattice import Kind, Origin, Value
@@ -14,11 +16,11 @@ from .records import FunctionNode
 from .syntax import attr_name
 
 
-def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None) -> Value | None:
+def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None,
+                 int_alias: Callable[[str], bool]) -> Value | None:
     """Name evidence of what a function returns, for its callers (in this module and, through the
-    summaries, in others): a returned variable named like an address table (``return pointers``),
-    a getter's own name (``def peer_ptrs(self)``), a return annotation naming an address type, or a
-    docstring whose "Returns" says addresses."""
+    summaries, in others): a returned variable named like an address table (``return pointers``), a
+    return annotation naming an address type, or a docstring whose "Returns" says addresses."""
     if any(_not_an_address(ret) for ret in returned) or _not_an_address(function.returns):
         return None  # generated code, a message, a flag: whatever the names say
     for ret in returned:
@@ -29,12 +31,8 @@ def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast
                          ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
                          table_name=table)
     if index is not None:
-        return None
-    if names.is_getter_name(function.name):
-        table = names.is_table_name(function.name)
-        return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
-                     ((returned[0], f"`{function.name}()` is named like an address getter"),), table_name=table)
-    annotated = annotated_addresses(names, function.returns)
+        return None  # a getter's own name is read where it is called (analysis/transfer.py), as for any callee
+    annotated = annotated_addresses(names, function.returns, int_alias)
     if annotated is not None:
         return Value(Kind.SEQ if annotated else Kind.SCALAR, Origin.NAMED,
                      ((returned[0], f"`{function.name}()` is annotated as returning addresses"),), table_name=annotated)
@@ -45,9 +43,10 @@ def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast
     return None
 
 
-def annotated_addresses(names: NamePatterns, annotation: ast.expr | None) -> bool | None:
-    """A return annotation naming an address type (``-> DevicePtr``, ``-> list[DevicePtr]``): True for
-    a container of them, False for one, None otherwise."""
+def annotated_addresses(names: NamePatterns, annotation: ast.expr | None, int_alias: Callable[[str], bool]) -> bool | None:
+    """A return annotation naming an integer address type of the module (``DevicePtr = NewType("DevicePtr",
+    int)``; ``-> DevicePtr``, ``-> list[DevicePtr]``): True for a container of them, False for one, None
+    otherwise. A DSL's pointer class (``cute.Pointer``, a kernel-side object) is not an address."""
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
             annotation = ast.parse(annotation.value, mode="eval").body
@@ -56,9 +55,9 @@ def annotated_addresses(names: NamePatterns, annotation: ast.expr | None) -> boo
     if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in _CONTAINERS:
         inner = annotation.slice
         items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        return True if any(annotated_addresses(names, item) is not None for item in items) else None
-    name = attr_name(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
-    if name is None:
+        return True if any(annotated_addresses(names, item, int_alias) is not None for item in items) else None
+    name = annotation.id if isinstance(annotation, ast.Name) else None
+    if name is None or not int_alias(name):
         return None
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
     if names.is_pointer_name(snake):

@@ -306,9 +306,10 @@ class Transfer:
         if creation is not None:
             return self.f.holding(creation)
         target = c.types.function_called(func)
-        if target is not None:
-            return self.f.flow.returned_value(target, call)
-        if self.view is not None:
+        returned = self.f.flow.returned_value(target, call) if target is not None else None
+        if returned is not None:
+            return returned
+        if self.view is not None and target is None:
             external = c.types.external_callee(func)
             value = self.view.function(external) if external else None  # type: ignore[attr-defined]
             if value is not None:
