@@ -11,7 +11,8 @@ from ..names import CREATION_CALLS, FILL_VALUE_INDEX, DtypeClass, classify_quali
 from .factories import FactorySignature, factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
-from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, keyword, positional, string_value)
+from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, bind_arguments,
+                     keyword, positional, string_value)
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -230,15 +231,10 @@ class CallClassifier:
             function = m.functions.get(key) if key is not None else None
             if function is None or m.scopes[key[1]].kind != "function":  # type: ignore[index]
                 continue
-            scope_id = m.function_scopes[id(function)]
-            args = function.args
-            params = [a.arg for a in (*args.posonlyargs, *args.args)]
             if any(isinstance(a, ast.Starred) for a in call.args):
                 continue  # `f(*xs)`: which parameter takes which value is not known
-            pairs = list(zip(params, call.args))
-            accepted = set(params) | {a.arg for a in args.kwonlyargs}
-            pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in accepted]
-            for param, arg in pairs:
+            scope_id = m.function_scopes[id(function)]
+            for param, arg in bind_arguments(function, call):
                 m.add(m.bindings, ("n", scope_id, param), Binding("each", arg, call))
 
     def record_factory_call(self, call: ast.Call, signature: FactorySignature, external: str | None) -> None:

@@ -13,7 +13,7 @@ from ..addresses import tuple_address_position
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from .records import Binding, Creation, FunctionNode, Key
 from .result_names import named_result
-from .syntax import attr_name
+from .syntax import attr_name, bind_arguments
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
@@ -84,15 +84,7 @@ class Flow:
 
     def bind_arguments(self, function: FunctionNode, call: ast.Call) -> list[tuple[str, ast.expr]]:
         """(parameter name, argument) pairs of a call to a module function or method."""
-        args = function.args
-        params = [a.arg for a in (*args.posonlyargs, *args.args)]
-        kind = self.c.method_kinds.get(id(function))
-        if kind in ("instance", "class") and params:
-            params = params[1:]  # self / cls is bound by the call
-        pairs = [(p, a) for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)]
-        accepted = set(params) | {a.arg for a in args.kwonlyargs}
-        pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in accepted]
-        return pairs
+        return bind_arguments(function, call, self.c.method_kinds.get(id(function)) in ("instance", "class"))
 
     def returned_value(self, function: FunctionNode, call: ast.Call | None, index: int | None = None) -> Value | None:
         """What a module function returns for this call: its return expressions, with the call's

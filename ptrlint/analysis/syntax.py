@@ -66,6 +66,20 @@ def positional(call: ast.Call) -> list[ast.expr]:
     return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
+def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
+                   bound_first: bool = False) -> list[tuple[str, ast.expr]]:
+    """(parameter name, argument) pairs of a call of ``function``; ``bound_first``: its first parameter
+    (``self``/``cls``) is bound by the call."""
+    args = function.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if bound_first and params:
+        params = params[1:]
+    pairs = [(p, a) for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)]
+    accepted = set(params) | {a.arg for a in args.kwonlyargs}
+    pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in accepted]
+    return pairs
+
+
 def unstarred(node: ast.expr) -> ast.expr:
     return node.value if isinstance(node, ast.Starred) else node
 

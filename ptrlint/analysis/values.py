@@ -188,9 +188,7 @@ class ModuleFacts:
 
     def _holds_list(self, data: ast.expr) -> bool:
         """A singular address name that holds a list (``self.kv_base_addr: list[int] = []``): a table."""
-        while isinstance(data, ast.Call) and attr_name(data.func) in ("list", "tuple") and data.args:
-            data = data.args[0]
-        key = self.c.key_of(data)
+        key = self.c.key_of(_listed(data))
         if key is None:
             return False
         if any(b.how == "expr" and self.tensors.is_python_list(b.expr) for b in self.c.bindings.get(key, [])):
@@ -212,10 +210,16 @@ class ModuleFacts:
         return [copy for root in roots for copy in self.copies_of.get(root, [])]
 
 
-def _data_name(data: ast.AST | None) -> str | None:
-    """The name of a creation's data argument (``torch.tensor(self.peer_ptrs)``, ``list(handle.buffer_ptrs)``)."""
+def _listed(data: ast.AST | None) -> ast.AST | None:
+    """What ``list(...)``/``tuple(...)`` around a creation's data copy: ``list(handle.buffer_ptrs)``."""
     while isinstance(data, ast.Call) and attr_name(data.func) in ("list", "tuple") and data.args:
         data = data.args[0]
+    return data
+
+
+def _data_name(data: ast.AST | None) -> str | None:
+    """The name of a creation's data argument (``torch.tensor(self.peer_ptrs)``, ``list(handle.buffer_ptrs)``)."""
+    data = _listed(data)
     return attr_name(data) if isinstance(data, (ast.Name, ast.Attribute)) else None
 
 
