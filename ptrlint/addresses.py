@@ -70,7 +70,6 @@ CUPY_MEMORY_CALLS = frozenset({
     "alloc", "malloc", "malloc_managed", "malloc_async", "alloc_pinned_memory", "MemoryPointer",
     "PinnedMemoryPointer", "UnownedMemory", "BaseMemory", "ManagedMemory",
 })
-CUPY_MEMORY_MODULES = ("cupy.",)
 
 # Attributes that are addresses: PyTorch symmetric memory handles (tables and scalars).
 ADDRESS_ATTRIBUTES = {

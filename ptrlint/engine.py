@@ -119,14 +119,6 @@ def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str
     return Analysis(findings, shared.summary, shared.consulted, shared.wanted)
 
 
-def analyse_tree(module: ast.Module, text: str, path: str, config: Config, enabled: frozenset[str]) -> list[Finding]:
-    """Findings of a parsed module, without the project index."""
-    facts = collect(module, analysis_options(config))
-    findings = analyse_facts(facts, module, SourceMap(text), path, config, enabled)
-    facts.release()
-    return findings
-
-
 def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, path: str, config: Config,
                   enabled: frozenset[str]) -> list[Finding]:
     """One fact-collecting traversal is done; every enabled rule queries it."""

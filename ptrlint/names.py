@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from enum import Enum
+from typing import NamedTuple
 
 from .addresses import PREFILTER_TOKENS
 
@@ -42,8 +43,9 @@ _STRING_NARROW = {
 }
 _STRING_UNSIGNED64 = {"uint64", "u8", "<u8", "=u8", "uintp", "ulonglong", "uint", "Q", "P"}
 
-TORCH_MODULES = ("torch",)
-NUMPY_MODULES = ("numpy",)
+# numpy dtype strings that name a signed integer type, by the qualified dtype they spell (`np.dtype("i8")`).
+SIGNED_DTYPE_STRINGS = {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
+                        "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}
 
 
 def classify_qualified_dtype(qname: str) -> tuple[DtypeClass, str] | None:
@@ -122,8 +124,15 @@ CREATION_CALLS: dict[str, tuple[str, int | None, int | None, bool]] = {
     "numpy.empty_like": ("numpy", 1, None, False),
     "numpy.ones_like": ("numpy", 1, None, False),
 }
-# Signed 64-bit dtypes by qualified name: what a bit-preserving `.view(...)` hands on (and a `.dtype` check insists on).
-SIGNED64_DTYPES = frozenset({"torch.int64", "torch.long", "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_"})
+# Concrete signed 64-bit dtypes by qualified name: what a bit-preserving `.view(...)` hands on (and a `.dtype`
+# check insists on). numpy's abstract `signedinteger` and its platform-dependent `long` are left out.
+SIGNED64_DTYPES = frozenset({*(f"torch.{n}" for n in _TORCH_SIGNED64),
+                             *(f"numpy.{n}" for n in ("int64", "intp", "longlong", "int_"))})
+# numpy scalar types that convert a Python int (`np.int64(p)`: raises above 2**63-1, `np.int32(p)`: truncates).
+NUMPY_SCALAR_CASTS = frozenset({q for q in SIGNED64_DTYPES if q.startswith("numpy.")} | {"numpy.int32"})
+# Signed integer dtypes a dtype expression may resolve to (`dtype=...`, a `.dtype` comparison, a default).
+SIGNED_DTYPE_QNAMES = SIGNED64_DTYPES | NUMPY_SCALAR_CASTS | frozenset({
+    "torch.int32", "torch.int", "torch.int16", "torch.short", "builtins.int"})
 # Last names of explicit signed 64-bit element types a consumer may be given with a table (`cutlass.Int64`, `tl.int64`).
 ELEMENT_TYPE_NAMES = frozenset({"Int64", "int64", "Int64_t", "int64_t"})
 # Calls whose missing dtype means int64 inferred from pointer values (PTR002).
@@ -135,15 +144,24 @@ FILL_VALUE_INDEX = {"torch.full": 1, "numpy.full": 1}
 
 # PTR006: signed ctypes integers. SIGNED64 ones get a safe fix, narrower ones an unsafe fix.
 CTYPES_SIGNED64 = frozenset({"c_long", "c_int64", "c_longlong", "c_ssize_t"})
+# The same types qualified: `ctypes.c_int64(p).value` reinterprets an address as signed on purpose.
+CTYPES_SIGNED64_QNAMES = frozenset(f"ctypes.{n}" for n in CTYPES_SIGNED64)
 CTYPES_NARROW = frozenset({"c_int", "c_int32", "c_int16", "c_int8", "c_short", "c_byte", "c_uint", "c_uint32",
                            "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float"})
 
+# Methods that convert a tensor or array to another dtype (`.long()`, `.to(torch.int64)`, `.astype(np.int64)`).
+CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
+# Methods that give a tensor of the receiver's dtype (`t.new_zeros(n)`).
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_full", "new_ones", "new_tensor"})
 # Value-preserving operations: the result holds the same pointer values as the receiver.
 PASSTHROUGH_METHODS = frozenset({
     "to", "cuda", "cpu", "clone", "contiguous", "numpy", "pin_memory", "share_memory_", "detach", "copy",
     "tolist", "reshape", "view_as", "flatten", "ravel", "squeeze", "unsqueeze", "copy_to_gpu", "copy_to_cpu",
     "flip",
 })
+# The pass-through methods whose result is a torch tensor when the receiver is one (and `.view(dtype)`).
+TENSOR_RESULT_METHODS = frozenset({"to", "cuda", "cpu", "clone", "contiguous", "pin_memory", "detach", "view", "reshape",
+                                   "copy_to_gpu"})
 # Attributes that view a buffer without changing its values (CpuGpuBuffer, numpy).
 VIEW_ATTRIBUTES = frozenset({"np", "cpu", "gpu", "T", "data"})
 # Methods and functions uint64 tensors lack kernels for (analysis/uses.py: uses that need int64, or order).
@@ -230,17 +248,37 @@ def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
 # comment or line break may sit between the dot and the name inside brackets), a numpy scalar
 # cast (`np.int64(...)`), a ctypes wrapper (the module is imported by name), or, for tensor
 # element writes, a torch tensor known from a creation call, a factory or a `Tensor` annotation.
-CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
 SITE_WORDS = (
     *sorted({q.rpartition(".")[2] for q in CREATION_CALLS}),
-    "new_empty", "new_zeros", "new_full", "new_ones", "new_tensor",  # creations that copy a tensor's dtype
+    *sorted(NEW_METHODS),  # creations that copy a tensor's dtype
     "int64", "intp", "longlong", "int_", "int32", "ctypes", "Tensor",
     "numpy",  # PTR007: arithmetic with numpy integer arrays
 )
 
 
-def site_regex(factories: tuple[str, ...] = ()) -> re.Pattern[str]:
-    words = "|".join(re.escape(w) for w in (*SITE_WORDS, *factories) if w)
-    methods = "|".join(CAST_METHODS)
-    # `#[^\n]*\n`: a comment runs to its line end, so the repetition cannot backtrack (`x.  ####`)
-    return re.compile(rf"\b(?:{words})\b|\.(?:\s|\\|#[^\n]*\n)*(?:{methods})\b")
+class Collective(NamedTuple):
+    """A ``torch.distributed`` collective: the argument positions that receive values (any other position
+    holding a pointer table sends it; collectives reject uint64 either way), and how the evidence model
+    follows the sent values to a receiver: ``"each"`` (every element of the output list gets the input's
+    values), ``"whole"`` (the output tensor gets them), ``"kept"`` (the tensor keeps the root's values),
+    None (not followed)."""
+
+    receives: tuple[int, ...]
+    flow: str | None = None
+
+
+# torch.distributed collectives by last name (`torch.distributed.all_gather`, `dist.broadcast`).
+COLLECTIVES: dict[str, Collective] = {
+    "all_gather": Collective((0,), "each"), "all_gather_into_tensor": Collective((0,), "whole"),
+    "_all_gather_base": Collective((0,), "whole"), "all_gather_object": Collective((0,)),
+    "broadcast": Collective((0,), "kept"), "all_reduce": Collective((0,)), "reduce": Collective((0,)),
+    "send": Collective(()), "isend": Collective(()), "recv": Collective((0,)), "irecv": Collective((0,)),
+    "scatter": Collective((0,)), "gather": Collective((1,)), "reduce_scatter": Collective((0,)),
+    "reduce_scatter_tensor": Collective((0,)), "all_to_all": Collective((0,)), "all_to_all_single": Collective((0,)),
+    "broadcast_object_list": Collective((0,)),
+}
+# The collectives whose flow the evidence model follows.
+FOLLOWED_COLLECTIVES = frozenset(name for name, collective in COLLECTIVES.items() if collective.flow is not None)
+# Keyword arguments of collectives, by the position they stand for.
+COLLECTIVE_KEYWORDS = {"tensor": 0, "tensor_list": 0, "output": 0, "output_tensor": 0, "output_tensor_list": 0,
+                       "input": 1, "input_tensor": 1, "input_tensor_list": 1}

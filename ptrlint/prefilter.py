@@ -28,7 +28,7 @@ class _Sites:
     13 MB/s) and its word boundaries checked by hand, the cast methods with their own regex (it
     starts with a literal ``.``, which the engine finds fast). A word holding a character that is
     not a word character (a configured factory name that is no identifier) is searched with the
-    regex. ``names.site_regex`` stays the definition (tests/linter/test_prefilter.py)."""
+    regex. That regex stays the definition, in tests/linter/test_prefilter.py."""
 
     def __init__(self, factories: tuple[str, ...]) -> None:
         words = [w for w in dict.fromkeys((*SITE_WORDS, *factories)) if w]
@@ -266,7 +266,7 @@ def prefilter(text: str, config: Config) -> bool:
     abbreviations as a ``_``-separated word, which the search covers case-insensitively
     (``data_ptr`` and pointer-named getters too), and counts where it stands as a name the analysis
     reads (called, assigned, a field or key, a table name; see :meth:`_Evidence.at`); configured
-    patterns are tested against every identifier in the file. Sites: see ``names.site_regex``
+    patterns are tested against every identifier in the file. Sites: see the site regex of tests/linter/test_prefilter.py
     (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
     """
     evidence, sites = _prefilter_parts(config)
@@ -277,15 +277,6 @@ def prefilter(text: str, config: Config) -> bool:
 def has_evidence(text: str, config: Config) -> bool:
     """The text holds a pointer source or a pointer-named identifier in code (see :func:`prefilter`)."""
     return evidence_and_site(text, config, site=False)[0]
-
-
-def has_site(text: str, config: Config) -> bool:
-    """The text holds, in code, a place where a finding can be reported (see :func:`prefilter`).
-
-    With the project index, a file with a site but no evidence of its own is analysed when its
-    imports reach evidence in other modules, or other modules write addresses into its classes.
-    """
-    return evidence_and_site(text, config, evidence=False)[1]
 
 
 def evidence_and_site(text: str, config: Config, evidence: bool = True, site: bool = True) -> tuple[bool, bool]:

@@ -7,6 +7,8 @@ import io
 import re
 import tokenize
 
+from .names import SIGNED64_DTYPES
+
 OLD_DTYPE_TOKENS = {
     "int64", "long", "intp", "longlong", "int_", "int", "int32", "int16", "short", "int8", "uint32", "uint16",
     "uint8", "float", "float32", "float64", "double", "float16", "half", "bfloat16", "intc", "uintc", "single",
@@ -16,7 +18,7 @@ OLD_DTYPE_TOKENS = {
 NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to",
               "view", "tensor", "astype"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p,
 # dtype=...)`; PTR007: `np.uint64(p) + ids.astype(np.uint64)`
-SIGNED_VIEW_TOKENS = {"int64", "long", "intp", "longlong", "int_", "int"}  # the dtype a bit-preserving view hands on
+SIGNED_VIEW_TOKENS = {q.rpartition(".")[2] for q in SIGNED64_DTYPES} | {"int"}  # what a bit-preserving view hands on
 LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import CREATION_CALLS, FILL_VALUE_INDEX, DtypeClass, classify_qualified_dtype, classify_string_dtype
+from ..names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
 from .factories import FactorySignature, factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, Key
 from .scopes import LiteScope
-from .syntax import (CAST_METHODS, COLLECTIVES, LIKE_SOURCE_KEYWORDS, NEW_METHODS, NUMPY_SCALAR_CASTS, attr_name, bind_arguments,
+from .syntax import (LIKE_SOURCE_KEYWORDS, attr_name, bind_arguments,
                      keyword, positional, string_value)
 
 if TYPE_CHECKING:
@@ -44,12 +44,12 @@ class CallClassifier:
             if module == "ctypes" and name.startswith("c_") and args:
                 self.m.ctypes_calls.append(CtypesCall(node, name, args[0], scope, id(node) in self.m.valued_calls, raising))
                 return
-            collective = COLLECTIVES.get(qname)
-            if collective is not None and len(args) >= 1:
+            flow = COLLECTIVES[name].flow if module == "torch.distributed" and name in COLLECTIVES else None
+            if flow is not None and len(args) >= 1:
                 source = args[1] if len(args) >= 2 else (keyword(node, "tensor").value if keyword(node, "tensor") else None)
-                if collective == "all_gather" and source is not None:
+                if flow == "each" and source is not None:
                     self.m.gathers.append(("all_gather", args[0], source, node))
-                elif collective == "into" and source is not None:
+                elif flow == "whole" and source is not None:
                     self.m.add(self.m.stores, self.m.alias_key(args[0]), Binding("seq", source, node))
                 return
         self.record_constructor_arguments(node)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import ELEMENT_TYPE_NAMES
+from ..names import CAST_METHODS, ELEMENT_TYPE_NAMES, FOLLOWED_COLLECTIVES, NEW_METHODS
 from .records import Binding, ScalarWrite
-from .syntax import (CAST_METHODS, CREATION_LAST_NAMES, NEW_METHODS, UNSAFE_FUNCTION_LAST_NAMES,
+from .syntax import (CREATION_LAST_NAMES, UNSAFE_FUNCTION_LAST_NAMES,
                      attr_name, positional)
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def visit_Call(c: "FactCollector", node: ast.Call) -> None:
         last in UNSAFE_FUNCTION_LAST_NAMES
         or last.startswith("c_")
         or last in ("int64", "intp", "longlong", "int_", "int32")
-        or last in ("all_gather", "all_gather_into_tensor", "_all_gather_base", "broadcast")
+        or last in FOLLOWED_COLLECTIVES
         or (isinstance(func, ast.Name) and (func.id[:1].isupper() or func.id == "cls" or bool(node.keywords)))
         or (isinstance(func, ast.Attribute) and func.attr[:1].isupper() and bool(node.args))  # `mod.Cls(x, y)`
         or any(attr_name(a) in ELEMENT_TYPE_NAMES for a in (*node.args, *(k.value for k in node.keywords)))

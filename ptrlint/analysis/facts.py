@@ -18,12 +18,12 @@ from typing import Callable, Dict, Sequence, TypeVar
 from . import expressions as E
 from . import statements as S
 from .calls import CallClassifier
+from ..names import CAST_METHODS
 from .device import is_device_function
 from .model import SemanticModel
 from .names import AnalysisOptions
 from .records import ModuleContext
 from .scopes import LiteScope
-from .syntax import CAST_METHODS
 
 
 class FactCollector:

@@ -123,20 +123,5 @@ def raw_view_of(call: ast.Call) -> ast.expr | None:
 
 CREATION_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in CREATION_CALLS)
 UNSAFE_FUNCTION_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in UNSAFE_FUNCTIONS)
-NUMPY_SCALAR_CASTS = frozenset({"numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32"})
-SIGNED_DTYPE_QNAMES = frozenset({
-    "torch.int64", "torch.long", "torch.int32", "torch.int", "torch.int16", "torch.short",
-    "numpy.int64", "numpy.intp", "numpy.longlong", "numpy.int_", "numpy.int32", "builtins.int",
-})
-SIGNED_DTYPE_STRINGS = {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
-                         "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}
-CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
-NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_full", "new_ones", "new_tensor"})  # dtype of the receiver
 LIKE_SOURCE_KEYWORDS = ("input", "a", "prototype")
-COLLECTIVES = {
-    "torch.distributed.all_gather": "all_gather",  # (out_list, t): every element of out_list gets t's values
-    "torch.distributed.all_gather_into_tensor": "into",  # (out, t)
-    "torch.distributed._all_gather_base": "into",
-    "torch.distributed.broadcast": "broadcast",  # (t, src): t keeps the root's values
-}
 RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})

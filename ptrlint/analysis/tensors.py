@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..names import TENSOR_RESULT_METHODS
 from .records import Key
 from .syntax import annotation_expr, attr_name, entry_name, is_slice_subscript
 
@@ -78,9 +79,7 @@ class TensorKinds:
             creation = c.creation_by_id.get(id(expr))
             if creation is not None:
                 return creation.library == "torch"
-            if isinstance(expr.func, ast.Attribute) and expr.func.attr in (
-                "to", "cuda", "cpu", "clone", "contiguous", "pin_memory", "detach", "view", "reshape", "copy_to_gpu"
-            ):
+            if isinstance(expr.func, ast.Attribute) and expr.func.attr in TENSOR_RESULT_METHODS:
                 return self.is_torch_tensor(expr.func.value)
             return False
         key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) or entry_name(expr) else None

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
-from ..names import PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
+from ..names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
 from .address_apis import AddressAPIs
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
 from .syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
@@ -26,7 +26,6 @@ _INDEX_FUNCTIONS = frozenset({
     "torch.arange", "numpy.arange", "torch.meshgrid", "numpy.meshgrid", "numpy.indices", "numpy.ogrid", "numpy.mgrid",
     "torch.bincount", "numpy.bincount", "builtins.range", "builtins.len",
 })
-_SIGNED_WRAP_CTYPES = frozenset({"ctypes.c_int64", "ctypes.c_long", "ctypes.c_longlong", "ctypes.c_ssize_t"})
 
 
 class Transfer:
@@ -98,7 +97,7 @@ class Transfer:
             qnames = c.qualified_names(base.func)
             if "ctypes.cast" in qnames:
                 return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `ctypes.cast(...).value`"),))
-            if qnames & _SIGNED_WRAP_CTYPES and base.args:
+            if qnames & CTYPES_SIGNED64_QNAMES and base.args:
                 inner = self.f.value(base.args[0])
                 if inner is not None and inner.is_pointer:
                     return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here"))

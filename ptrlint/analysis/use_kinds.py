@@ -6,11 +6,11 @@ from __future__ import annotations
 import ast
 import fnmatch
 
-from ..names import SIGNED64_DTYPES, UNSAFE_FUNCTIONS, VIEW_ATTRIBUTES, classify_string_dtype
+from ..names import COLLECTIVE_KEYWORDS, COLLECTIVES, SIGNED64_DTYPES, UNSAFE_FUNCTIONS, VIEW_ATTRIBUTES, classify_string_dtype
 from .lattice import Kind
 from .records import FunctionNode
 from .syntax import attr_name, dotted, positional
-from .uses import (ConsumersPart, COLLECTIVE_KEYWORDS, COLLECTIVES, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
+from .uses import (ConsumersPart, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
                    ORDER_METHODS, READBACK_FUNCTIONS, READBACK_METHODS, READY_FUNCTIONS, READY_METHODS,
                    SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, COPY_FUNCTIONS,
                    COPY_METHODS, Path, Trail, Use, UseKind)
@@ -145,7 +145,7 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.INT64, call, f"passed to `{spelled}()` with a signed 64-bit element type", after)]
         collective = self.collective(qnames)
         if collective is not None:
-            receives, sends = COLLECTIVES[collective]
+            receives = COLLECTIVES[collective].receives
             slot = position if position is not None else COLLECTIVE_KEYWORDS.get(keyword or "", -1)
             if slot in receives:
                 return [Use(UseKind.RECEIVE, call, f"received through `{collective}` (collectives reject uint64)", after)]

@@ -199,17 +199,6 @@ READBACK_FUNCTIONS = frozenset({"builtins.int", "builtins.float", "builtins.hex"
                                  "builtins.next", "builtins.enumerate", "builtins.zip", "builtins.map",
                                  "builtins.set", "builtins.frozenset", "builtins.dict", "builtins.sum"})
 LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
-# torch.distributed collectives: (positions that receive, positions that send)
-COLLECTIVES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    "all_gather": ((0,), (1,)), "all_gather_into_tensor": ((0,), (1,)), "_all_gather_base": ((0,), (1,)),
-    "all_gather_object": ((0,), (1,)), "broadcast": ((0,), ()), "all_reduce": ((0,), ()), "reduce": ((0,), ()),
-    "send": ((), (0,)), "isend": ((), (0,)), "recv": ((0,), ()), "irecv": ((0,), ()),
-    "scatter": ((0,), (1,)), "gather": ((1,), (0,)), "reduce_scatter": ((0,), (1,)),
-    "reduce_scatter_tensor": ((0,), (1,)), "all_to_all": ((0,), (1,)), "all_to_all_single": ((0,), (1,)),
-    "broadcast_object_list": ((0,), ()),
-}
-COLLECTIVE_KEYWORDS = {"tensor": 0, "tensor_list": 0, "output": 0, "output_tensor": 0, "output_tensor_list": 0,
-                        "input": 1, "input_tensor": 1, "input_tensor_list": 1}
 LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
 
 

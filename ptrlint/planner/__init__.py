@@ -20,10 +20,9 @@ from ..settings import Settings
 from ..sources import file_size
 from .files import lint_file, lint_notebook, process_file, quick_result
 from .index import ProjectRun
+from .workers import POOL_MIN_PARSES
 
 __all__ = ["lint_text", "process_file", "run"]
-
-POOL_MIN_FILES = 4  # fewer files to parse than this: no process pool
 
 
 def lint_text(text: str, path: str, settings: Settings) -> FileResult:
@@ -47,7 +46,7 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
 
     Files answered without parsing (prefiltered, cached, unreadable) are handled here; the rest go
     to a process pool as soon as they are found, largest first, so the workers parse while this
-    process is still reading and prefiltering. A run with fewer than ``POOL_MIN_FILES`` files to
+    process is still reading and prefiltering. A run with fewer than ``POOL_MIN_PARSES`` files to
     parse (a warm run, one file from pre-commit) never starts a pool.
     """
     if settings.project_index:
@@ -68,7 +67,7 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
                 results[i] = quick
                 continue
             pending.append(i)
-            if pool is None and jobs > 1 and len(pending) >= POOL_MIN_FILES:
+            if pool is None and jobs > 1 and len(pending) >= POOL_MIN_PARSES:
                 pool = ProcessPoolExecutor(max_workers=jobs)
             if pool is not None:
                 for j in pending:

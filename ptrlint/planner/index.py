@@ -40,10 +40,9 @@ from .manifest import Manifest, signature
 from .permute import permuted
 from .rendered import rendered_from_cache, rendered_json
 from .tasks import Task, classify, derive, restore, restore_given
-from .workers import Job, RunPool, execute, use_view
+from .workers import POOL_MIN_READS, Job, RunPool, execute, use_view
 
 MAX_ROUNDS = 4
-POOL_MIN_FILES = 32  # fewer files (pre-commit, an editor) are read in this process
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
 T = TypeVar("T")
 
@@ -132,7 +131,7 @@ class ProjectRun:
                 self._classified(path, restored)
         if not unread:
             return
-        pool = self._pool.executor() if self.jobs > 1 and len(unread) >= POOL_MIN_FILES else None
+        pool = self._pool.executor() if self.jobs > 1 and len(unread) >= POOL_MIN_READS else None
         ordered = sorted(unread, key=lambda p: -file_size(p))
         work = functools.partial(classify, settings=self.settings, texts=self.texts)
         outputs = pool.map(work, ordered, chunksize=16) if pool is not None else map(work, ordered)

@@ -44,6 +44,11 @@ Job = tuple[str, Settings, bool, "str | None", bool]
 # characters of source each worker parses ahead at most: its trees wait alive (about 30 bytes of
 # tree per character; device bodies are blanked), 2,000,000 is about what a torch plan gives it time for
 AHEAD_CHARACTERS = 2_000_000
+# The least work worth a process pool: starting one costs about what parsing a few files or reading a few
+# dozen does, so fewer files to parse (a run without the index) or to read (the index run's first step:
+# pre-commit, an editor) are handled in the planner's process.
+POOL_MIN_PARSES = 4
+POOL_MIN_READS = 32
 _POLL = 0.002  # seconds between a waiting worker's looks for the published plan
 
 

@@ -377,13 +377,6 @@ CASES = {
 }
 
 
-def _line_of_finding(source: str, code: str = "PTR00") -> int:
-    for number, line in enumerate(source.splitlines(), 1):
-        if "dtype=" in line and ("int64" in line or "tensor([" in line or "array([" in line):
-            return number
-    raise AssertionError("no creation line")
-
-
 def _lint(tmp_path: Path, source: str, *args: str) -> list[dict]:
     path = tmp_path / "m.py"
     path.write_text(source)

@@ -8,7 +8,7 @@ import pytest
 
 from ptrlint.analysis.device import blank_device_bodies, parse_host
 from ptrlint.config import Config
-from ptrlint.engine import analyse, analyse_tree, select_codes
+from ptrlint.engine import analyse, analyse_module, select_codes
 
 ALL = select_codes(["ALL"], [], [])
 MODULE = '''import torch
@@ -53,7 +53,7 @@ def test_bodies_are_blanked_and_lines_kept():
 
 
 def test_findings_are_the_same_as_with_the_whole_tree():
-    whole = analyse_tree(ast.parse(MODULE), MODULE, "m.py", Config(), ALL)
+    whole = analyse_module(MODULE, "m.py", Config(), ALL, tree=ast.parse(MODULE)).findings
     host = analyse(MODULE, "m.py", Config(), ALL)
     assert [(f.line, f.column, f.code) for f in host] == [(f.line, f.column, f.code) for f in whole] != []
 
@@ -74,7 +74,7 @@ def test_doubtful_blanking_falls_back_to_the_whole_text(source):
     assert ast.dump(tree) == ast.dump(ast.parse(source)) or all(
         ast.unparse(n.body) == "..." for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
     )
-    assert analyse(source, "m.py", Config(), ALL) == analyse_tree(ast.parse(source), source, "m.py", Config(), ALL)
+    assert analyse(source, "m.py", Config(), ALL) == analyse_module(source, "m.py", Config(), ALL, tree=ast.parse(source)).findings
 
 
 def test_a_syntax_error_outside_kernels_is_still_reported():

@@ -148,10 +148,19 @@ SITE_EDGE_TEXTS = [
 ]
 
 
+def site_regex(factories: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """The definition of a site (ptrlint.prefilter.prefilter): a site word or a cast method after a dot."""
+    from ptrlint.names import CAST_METHODS, SITE_WORDS
+
+    words = "|".join(re.escape(w) for w in (*SITE_WORDS, *factories) if w)
+    methods = "|".join(CAST_METHODS)
+    # `#[^\n]*\n`: a comment runs to its line end, so the repetition cannot backtrack (`x.  ####`)
+    return re.compile(rf"\b(?:{words})\b|\.(?:\s|\\|#[^\n]*\n)*(?:{methods})\b")
+
+
 @pytest.mark.parametrize("factories", [(), ("my.alloc_table", "weird-name")])
 def test_site_search_equals_the_site_regex(factories):
     """The word-by-word site search answers what the site regex over the whole text answers."""
-    from ptrlint.names import site_regex
     from ptrlint.prefilter import _Prose, _Sites
 
     definition = site_regex(tuple(f.rpartition(".")[2] for f in factories))
