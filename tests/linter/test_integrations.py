@@ -8,7 +8,8 @@ import re
 import shlex
 import subprocess
 import sys
-import time
+import queue
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,13 +34,37 @@ def test_flake8_reports_what_ptrlint_reports():
 
 # ----- language server -----------------------------------------------------------------------------
 class LspClient:
-    """A minimal JSON-RPC client over the server's stdio (Content-Length framing)."""
+    """A minimal JSON-RPC client over the server's stdio (Content-Length framing).
+
+    A thread reads the server's messages into a queue, so a silent or dead server fails the test after
+    ``SILENCE`` seconds with what the server wrote on stderr, instead of blocking on a read forever."""
+
+    SILENCE = 20.0  # seconds without the message a test waits for
 
     def __init__(self, cwd: Path) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "lsp"], cwd=cwd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
         self.notifications: list[dict] = []
+        self.messages: queue.Queue[dict | None] = queue.Queue()
+        threading.Thread(target=self._read_all, daemon=True).start()
+
+    def _read_all(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        while True:
+            length = 0
+            while True:
+                line = stdout.readline()
+                if not line:
+                    self.messages.put(None)  # the server closed its output
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value.strip())
+            self.messages.put(json.loads(stdout.read(length)))
 
     def send(self, payload: dict) -> None:
         body = json.dumps(payload).encode()
@@ -47,25 +72,27 @@ class LspClient:
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
 
-    def read(self) -> dict:
-        assert self.proc.stdout is not None
-        length = 0
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("server closed: " + (self.proc.stderr.read().decode() if self.proc.stderr else ""))
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value.strip())
-        return json.loads(self.proc.stdout.read(length))
+    def read(self, waiting_for: str) -> dict:
+        try:
+            message = self.messages.get(timeout=self.SILENCE)
+        except queue.Empty:
+            self.proc.kill()
+            raise AssertionError(f"the server said nothing for {self.SILENCE} s while the test waited for "
+                                 f"{waiting_for}; stderr: {self._stderr()}") from None
+        if message is None:
+            raise AssertionError(f"the server closed while the test waited for {waiting_for}; stderr: {self._stderr()}")
+        return message
+
+    def _stderr(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        return self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
 
     def request(self, method: str, params: dict) -> dict:
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         while True:
-            message = self.read()
+            message = self.read(f"the answer to {method}")
             if message.get("id") == self.next_id and "method" not in message:
                 return message
             self.notifications.append(message)
@@ -73,15 +100,20 @@ class LspClient:
     def notify(self, method: str, params: dict) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def wait_diagnostics(self, uri: str, timeout: float = 60) -> list[dict]:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+    def next_notification(self, method: str) -> dict:
+        """The first notification (or server request) ``method`` not yet taken, in the order the server sent them."""
+        while True:
             for i, message in enumerate(self.notifications):
-                if message.get("method") == "textDocument/publishDiagnostics" and message["params"]["uri"] == uri:
-                    del self.notifications[i]
-                    return message["params"]["diagnostics"]
-            self.notifications.append(self.read())
-        raise TimeoutError("no diagnostics")
+                if message.get("method") == method:
+                    return self.notifications.pop(i)
+            self.notifications.append(self.read(method))
+
+    def wait_diagnostics(self, uri: str) -> list[dict]:
+        """The diagnostics of the next ``publishDiagnostics`` for ``uri``."""
+        while True:
+            message = self.next_notification("textDocument/publishDiagnostics")
+            if message["params"]["uri"] == uri:
+                return message["params"]["diagnostics"]
 
 
 def _apply(text: str, edits: list[dict]) -> str:
@@ -198,6 +230,7 @@ def test_language_server_fix_all_pull_diagnostics_and_config_reload(tmp_path):
         assert capabilities["diagnosticProvider"]["identifier"] == "ptrlint"
         client.notify("initialized", {})
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": two}})
+        assert [d["code"] for d in client.wait_diagnostics(uri)] == ["PTR001", "PTR001"]  # pushed on open
         pulled = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]
         assert pulled["kind"] == "full" and [d["code"] for d in pulled["items"]] == ["PTR001", "PTR001"]
         actions = client.request("textDocument/codeAction", {
@@ -208,17 +241,13 @@ def test_language_server_fix_all_pull_diagnostics_and_config_reload(tmp_path):
         assert _apply(two, actions[0]["edit"]["changes"][uri]) == two.replace("torch.int64", "torch.uint64")
         assert path.read_text() == two  # the client applies the edit; the server writes nothing
         # the server asked to watch pyproject.toml; a new ignore takes effect without a restart
-        deadline = time.time() + 30
-        while not any(m.get("method") == "client/registerCapability" for m in client.notifications):
-            assert time.time() < deadline, "no registration of a pyproject.toml watcher"
-            client.notifications.append(client.read())
-        registration = next(m for m in client.notifications if m.get("method") == "client/registerCapability")
+        registration = client.next_notification("client/registerCapability")
         client.send({"jsonrpc": "2.0", "id": registration["id"], "result": None})
         watchers = registration["params"]["registrations"][0]["registerOptions"]["watchers"]
         assert watchers[0]["globPattern"] == "**/pyproject.toml"
         (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nignore = ["PTR001"]\n')
         client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": (tmp_path / "pyproject.toml").as_uri(), "type": 1}]})
-        assert client.wait_diagnostics(uri) == [] or client.wait_diagnostics(uri) == []
+        assert client.wait_diagnostics(uri) == []  # the next push after the change: PTR001 is ignored now
         client.request("shutdown", {})
         client.notify("exit", {})
         client.proc.wait(timeout=30)

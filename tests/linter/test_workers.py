@@ -6,10 +6,10 @@ before its plan stops its workers; the view a worker gets pickled answers as the
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -67,13 +67,22 @@ def _outcome(results) -> list[tuple[str, list[tuple[int, int, str, str]], str | 
 def test_a_run_that_parses_ahead_finds_what_one_process_finds(tmp_path, monkeypatch):
     from ptrlint.planner.index import ProjectRun
 
+    import ptrlint.planner.workers as workers
+
     files = _project(tmp_path)
     alone = _outcome(ProjectRun(files, _settings(), jobs=1).run())
-    real_scan = ProjectRun._scan_importers
+    real_scan, real_parse = ProjectRun._scan_importers, workers.parse_host
+    parsed = multiprocessing.get_context("fork").Event()  # the workers are forked: they share it
+
+    def parse_and_tell(*args):  # noqa: ANN202
+        tree = real_parse(*args)
+        parsed.set()
+        return tree
 
     def slow_plan(self):  # a plan that takes a while, as a large tree's does: the workers parse meanwhile
-        time.sleep(1.0)
+        assert parsed.wait(timeout=60), "no worker parsed ahead while the plan waited"
         real_scan(self)
+    monkeypatch.setattr(workers, "parse_host", parse_and_tell)
     monkeypatch.setattr(ProjectRun, "_scan_importers", slow_plan)
     run = ProjectRun(files, _settings(), jobs=2)
     pooled = _outcome(run.run())
@@ -99,9 +108,11 @@ def planned(tmp_path, monkeypatch):
     return run, files, published
 
 
-def _publish(published: str, plan, delay: float = 0.0) -> threading.Thread:
+def _publish(published: str, plan, after: threading.Event | None = None) -> threading.Thread:
+    """Publish ``plan`` at once, or once ``after`` is set."""
     def write():
-        time.sleep(delay)
+        if after is not None:
+            assert after.wait(timeout=60)
         with open(published + ".partial", "wb") as handle:
             pickle.dump(plan, handle)
         os.replace(published + ".partial", published)
@@ -110,14 +121,29 @@ def _publish(published: str, plan, delay: float = 0.0) -> threading.Thread:
     return thread
 
 
-def test_parse_ahead_analyses_what_it_parsed_as_its_round_would(planned):
+@pytest.fixture
+def parse_done(monkeypatch) -> threading.Event:
+    """Set when a parse ahead has parsed all it will (it freezes its trees, then waits for the plan)."""
+    import ptrlint.planner.workers as workers
+
+    done = threading.Event()
+    real_freeze = workers.gc.freeze
+
+    def freeze_and_tell() -> None:
+        real_freeze()
+        done.set()
+    monkeypatch.setattr(workers.gc, "freeze", freeze_and_tell)
+    return done
+
+
+def test_parse_ahead_analyses_what_it_parsed_as_its_round_would(planned, parse_done):
     import ptrlint.planner.workers as workers
 
     run, files, published = planned
     view = run._view()
     missing = str(Path(files[0]).parent / "gone.py")
     paths = [*files[3:], missing]
-    thread = _publish(published, workers._Plan(view.shipped(), frozenset()), delay=0.5)
+    thread = _publish(published, workers._Plan(view.shipped(), frozenset()), after=parse_done)
     done, rest = workers.parse_ahead(paths, run.round_settings, published)
     thread.join()
     assert sorted(rest) == sorted(p for p in paths if p.endswith(("broken.py", "gone.py")))
@@ -136,26 +162,34 @@ def test_a_plan_published_before_the_parse_leaves_every_path_to_the_round(planne
     assert workers.parse_ahead(files, run.round_settings, published) == ({}, files)
 
 
-def test_a_run_that_ends_before_its_plan_gets_every_path_back(planned):
+def test_a_run_that_ends_before_its_plan_gets_every_path_back(planned, parse_done):
     import ptrlint.planner.workers as workers
 
     run, files, published = planned
-    thread = _publish(published, workers._Plan(None, frozenset()), delay=0.5)
+    thread = _publish(published, workers._Plan(None, frozenset()), after=parse_done)
     done, rest = workers.parse_ahead(files, run.round_settings, published)
     thread.join()
     assert done == {} and sorted(rest) == sorted(files)
 
 
-def test_closing_a_pool_before_its_plan_stops_the_workers_parsing_ahead(tmp_path):
+def test_closing_a_pool_before_its_plan_stops_the_workers_parsing_ahead(tmp_path, monkeypatch):
+    import ptrlint.planner.workers as workers
     from ptrlint.planner.workers import RunPool
 
     files = _project(tmp_path, modules=8)
+    waiting = multiprocessing.get_context("fork").Event()  # set in a forked worker, read here
+    real_freeze = workers.gc.freeze
+
+    def freeze_and_tell() -> None:  # a parse ahead is done and waits for the plan
+        real_freeze()
+        waiting.set()
+    monkeypatch.setattr(workers.gc, "freeze", freeze_and_tell)
     pool = RunPool(2, collect=True)
     list(pool.executor().map(os.path.basename, files))  # the workers are up, as after a classification
     pool.run_ahead(files, _settings())
     assert pool.ahead
     published = pool._published
-    time.sleep(0.5)  # the workers parse ahead, then wait for the plan
+    assert waiting.wait(timeout=60), "no worker finished its parse ahead"
     closing = threading.Thread(target=pool.close)
     closing.start()
     closing.join(timeout=60)
