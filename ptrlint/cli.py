@@ -113,43 +113,72 @@ def _main(argv: list[str]) -> int:
         from .lsp import main as lsp_main
 
         return lsp_main()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    if args.list_rules or args.explain:
+        return _rule_documentation(args)
+    paths = args.paths or ["."]
+    use_stdin = paths == ["-"]
+    problem = _conflicting_arguments(args, paths, use_stdin)
+    if problem is not None:
+        print(f"ptrlint: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    output = args.output_format or ("full" if sys.stdout.isatty() else "concise")
+    output = "concise" if output == "text" else output
+    resolved = _resolve_files(args, paths, use_stdin, output)
+    if isinstance(resolved, int):
+        return resolved
+    files, groups, settings_of = resolved
+    texts: dict[str, str] = {}
+    if use_stdin:
+        linted = _lint_stdin(args, files[0], next(iter(settings_of.values())), texts)
+        if isinstance(linted, int):
+            return linted
+        results, out = linted
+    else:
+        from . import planner
 
-    from . import planner, report
-    from .config import ConfigError, ConfigResolver
-    from .files import discover
-    from .settings import SelectionError
-    from .sources import decode, unified_diff
+        jobs = args.jobs or os.cpu_count() or 1
+        results = [r for config, group in groups.items() for r in planner.run(group, settings_of[config], jobs)]
+        out = sys.stdout
+    if args.add_noqa:
+        return _add_noqa(results, args, out)
+    if args.diff:
+        return _report_diff(results, output, out)
+    return _report(results, args, output, out, texts)
+
+
+def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
+    """``--list-rules`` and ``--explain CODE``."""
     from .rules import ALL_RULES, RULES_BY_CODE
 
     if args.list_rules:
         for rule in ALL_RULES:
             print(f"{rule.code}  {rule.name:<26} fix: {rule.fix_availability.split(' ')[0]:<9} {rule.summary}")
         return EXIT_CLEAN
-    if args.explain:
-        code = args.explain.strip().upper()
-        rule_cls = RULES_BY_CODE.get(code)
-        if rule_cls is None:
-            print(f"ptrlint: unknown rule {args.explain!r}; see --list-rules", file=sys.stderr)
-            return EXIT_ERROR
-        print(rule_cls.explain(), end="")
-        return EXIT_CLEAN
+    code = args.explain.strip().upper()
+    rule_cls = RULES_BY_CODE.get(code)
+    if rule_cls is None:
+        print(f"ptrlint: unknown rule {args.explain!r}; see --list-rules", file=sys.stderr)
+        return EXIT_ERROR
+    print(rule_cls.explain(), end="")
+    return EXIT_CLEAN
 
-    paths = args.paths or ["."]
-    use_stdin = paths == ["-"]
+
+def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | None:  # type: ignore[no-untyped-def]
     if "-" in paths and not use_stdin:
-        print("ptrlint: '-' (stdin) cannot be combined with other paths", file=sys.stderr)
-        return EXIT_ERROR
+        return "'-' (stdin) cannot be combined with other paths"
     if args.jobs is not None and args.jobs < 1:
-        print("ptrlint: --jobs must be at least 1", file=sys.stderr)
-        return EXIT_ERROR
+        return "--jobs must be at least 1"
     if args.add_noqa and args.fix:
-        print("ptrlint: --add-noqa cannot be combined with --fix", file=sys.stderr)
-        return EXIT_ERROR
-    output = args.output_format or ("full" if sys.stdout.isatty() else "concise")
-    output = "concise" if output == "text" else output
-    color = use_color(sys.stdout)
+        return "--add-noqa cannot be combined with --fix"
+    return None
+
+
+def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # type: ignore[no-untyped-def]
+    """The files to lint, grouped by configuration, and each configuration's settings (or an exit status)."""
+    from .config import ConfigError, ConfigResolver
+    from .files import discover
+    from .settings import SelectionError
 
     try:
         resolver = ConfigResolver(args.config, args.isolated)
@@ -172,63 +201,64 @@ def _main(argv: list[str]) -> int:
     except (ConfigError, SelectionError) as exc:
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    return files, groups, settings_of
 
-    texts: dict[str, str] = {}
-    if use_stdin:
-        name = files[0]
-        data = sys.stdin.buffer.read()
-        try:
-            text, _encoding = decode(data)
-        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            print(f"{name}: E999 cannot decode stdin: {exc}", file=sys.stderr)
-            return EXIT_ERROR
-        settings = next(iter(settings_of.values()))
-        result = planner.lint_text(text, name, settings)
-        results = [result]
-        texts[name] = text
-        if args.fix and result.error is None:
-            sys.stdout.write(result.new_text if result.new_text is not None else text)
-            sys.stdout.flush()
-            out = sys.stderr
-        else:
-            out = sys.stdout
-            if args.diff and result.new_text is not None:
-                result.diff = unified_diff(name, text, result.new_text)
-    else:
-        jobs = args.jobs or os.cpu_count() or 1
-        results = []
-        for config, group in groups.items():
-            results.extend(planner.run(group, settings_of[config], jobs))
-        out = sys.stdout
 
-    if args.add_noqa:
-        return _add_noqa(results, args, out)
+def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: ignore[no-untyped-def]
+    """Standard input: its result, and where the report goes (stderr when the fixed text goes to stdout)."""
+    from . import planner
+    from .sources import decode, unified_diff
+
+    data = sys.stdin.buffer.read()
+    try:
+        text, _encoding = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        print(f"{name}: E999 cannot decode stdin: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    result = planner.lint_text(text, name, settings)
+    texts[name] = text
+    if args.fix and result.error is None:
+        sys.stdout.write(result.new_text if result.new_text is not None else text)
+        sys.stdout.flush()
+        return [result], sys.stderr
+    if args.diff and result.new_text is not None:
+        result.diff = unified_diff(name, text, result.new_text)
+    return [result], sys.stdout
+
+
+def _report_diff(results, output: str, out) -> int:  # type: ignore[no-untyped-def]
+    """``--diff``: the diffs, and on stderr which fix each change is."""
+    from . import report
+
+    errors = [r.error for r in results if r.error is not None]
+    diffs = [r.diff for r in results if r.diff]
+    for d in diffs:
+        out.write(d)
+    if output in ("full", "concise"):
+        for r in results:  # which fix each change is, and the consumer that chose it
+            for f in r.applied:
+                title = f.fix.title if f.fix is not None else ""
+                print(f"{f.path}:{f.line}:{f.column}: {f.code} {title}", file=sys.stderr)
+        n = sum(r.fixed for r in results)
+        print(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
+        for e in errors:
+            print(report.text([], [e]), end="", file=sys.stderr)
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if diffs else EXIT_CLEAN
+
+
+def _report(results, args, output: str, out, texts: dict[str, str]) -> int:  # type: ignore[no-untyped-def]
+    """The findings and errors in the chosen format, and the exit status."""
+    from . import report
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = [r.error for r in results if r.error is not None]
     fixed = sum(r.fixed for r in results if r.error is None and (args.fix))
-    diffs = [r.diff for r in results if r.diff]
-
-    if args.diff:
-        for d in diffs:
-            out.write(d)
-        if output in ("full", "concise"):
-            for r in results:  # which fix each change is, and the consumer that chose it
-                for f in r.applied:
-                    title = f.fix.title if f.fix is not None else ""
-                    print(f"{f.path}:{f.line}:{f.column}: {f.code} {title}", file=sys.stderr)
-            n = sum(r.fixed for r in results)
-            print(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
-            for e in errors:
-                print(report.text([], [e]), end="", file=sys.stderr)
-        if errors:
-            return EXIT_ERROR
-        return EXIT_FINDINGS if diffs else EXIT_CLEAN
-
     if output in ("full", "concise"):
         if output == "full":
-            out.write(report.full(findings, errors, report.SourceLines(texts), color, args.show_evidence,
-                                  args.unsafe_fixes))
+            out.write(report.full(findings, errors, report.SourceLines(texts), use_color(sys.stdout),
+                                  args.show_evidence, args.unsafe_fixes))
         else:
             out.write(report.text(findings, errors, args.show_evidence, args.unsafe_fixes))
         if args.statistics:
@@ -243,7 +273,6 @@ def _main(argv: list[str]) -> int:
         if args.statistics:
             sys.stderr.write(report.statistics(findings))
     out.flush()
-
     if errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
