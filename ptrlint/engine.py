@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .analysis.device import parse_host
-from .analysis.records import ModuleContext
+from .analysis.boundary import ModuleContext
 from .analysis.names import analysis_options
 from .analysis.source import SourceMap
 from .analysis.lattice import Location

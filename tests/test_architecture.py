@@ -1,8 +1,10 @@
-"""The package's shape: imports go one way, modules and classes stay small (issue 22).
+"""The package's shape (docs/architecture.md): imports go one way, modules, classes and functions stay
+small, the analysis reaches the project only through the protocol it declares, one traversal builds
+the model, and rules never walk the tree.
 
-Every import counts, a deferred one inside a function too; only imports under
-``if TYPE_CHECKING:`` (annotations, never executed) are left out. The graph is read from the
-source with ast, so the test needs nothing installed.
+Every import counts, a deferred one inside a function and one under ``if TYPE_CHECKING:`` too (an
+annotation that names a module above is a dependency on it all the same). The graph is read from
+the source with ast, so the test needs nothing installed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = {"ptrlint": REPO / "ptrlint", "ptrlint.runtime": REPO / "runtime"}
 MAX_MODULE_LINES = 500
 MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 80
 
 
 def _modules() -> dict[str, Path]:
@@ -34,13 +37,13 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(module: str, path: Path, known: set[str]) -> set[str]:
+def _imports(module: str, path: Path, known: set[str], type_checking: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not type_checking:
             for child in node.orelse:
                 visit(child)
             return
@@ -54,7 +57,9 @@ def _imports(module: str, path: Path, known: set[str]) -> set[str]:
                 base = ".".join(anchor + ([node.module] if node.module else []))
             elif base == "runtime" or base.startswith("runtime."):
                 base = "ptrlint." + base
-            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            submodules = [f"{base}.{alias.name}" for alias in node.names]
+            # `from . import mod` needs the submodule; the package itself counts only for a name defined in it
+            names = submodules + ([base] if any(name not in known for name in submodules) else [])
         else:
             names = []
         for name in names:
@@ -69,10 +74,11 @@ def _imports(module: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(type_checking: bool = False) -> dict[str, set[str]]:
+    """Who imports whom; ``type_checking``: imports for annotations only count too."""
     modules = _modules()
     known = set(modules)
-    return {name: _imports(name, path, known) for name, path in modules.items()}
+    return {name: _imports(name, path, known, type_checking) for name, path in modules.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -123,8 +129,9 @@ def test_deferred_and_type_checking_imports_are_told_apart(tmp_path):
 
 
 def test_no_import_circles():
-    cycles = _cycles(_graph())
-    assert not cycles, "import circles (a deferred import counts): " + "; ".join(" <-> ".join(c) for c in cycles)
+    cycles = _cycles(_graph(type_checking=True))
+    assert not cycles, "import circles (deferred and TYPE_CHECKING imports count): " + "; ".join(
+        " <-> ".join(c) for c in cycles)
 
 
 @pytest.mark.parametrize("module", sorted(_modules()))
@@ -134,9 +141,11 @@ def test_module_and_classes_are_small(module):
     lines = text.count("\n")
     assert lines <= MAX_MODULE_LINES, f"{path.relative_to(REPO)} has {lines} lines (at most {MAX_MODULE_LINES})"
     for node in ast.walk(ast.parse(text)):
+        size = (getattr(node, "end_lineno", None) or 0) - getattr(node, "lineno", 0) + 1
         if isinstance(node, ast.ClassDef):
-            size = (node.end_lineno or node.lineno) - node.lineno + 1
             assert size <= MAX_CLASS_LINES, f"class {node.name} in {path.relative_to(REPO)} has {size} lines"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            assert size <= MAX_FUNCTION_LINES, f"{node.name}() in {path.relative_to(REPO)} has {size} lines"
 
 
 def test_the_engine_knows_no_project_planner_or_cache():
@@ -153,3 +162,102 @@ def test_the_engine_knows_no_project_planner_or_cache():
                 todo.append(target)
     forbidden = {m for m in reach if m.startswith(("ptrlint.planner", "ptrlint.cache", "ptrlint.cli", "ptrlint.lsp"))}
     assert not forbidden, f"ptrlint.engine reaches {sorted(forbidden)}"
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    reach: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in reach:
+                reach.add(target)
+                todo.append(target)
+    return reach
+
+
+def test_the_analysis_imports_nothing_above_it():
+    """analysis/ sees the project only through analysis/boundary.py's protocol, which project/ implements."""
+    graph = _graph(type_checking=True)
+    above = ("ptrlint.project", "ptrlint.planner", "ptrlint.engine", "ptrlint.cache", "ptrlint.rules",
+             "ptrlint.rewrite", "ptrlint.cli", "ptrlint.lsp")
+    for module in sorted(m for m in graph if m.startswith("ptrlint.analysis")):
+        forbidden = sorted(t for t in _reach(graph, module) if t.startswith(above))
+        assert not forbidden, f"{module} reaches {forbidden}"
+
+
+def _members(cls: type) -> set[str]:
+    """What a class defines: its methods and properties, and the attributes its methods assign on self."""
+    import inspect
+
+    names = {name for name in dir(cls) if not name.startswith("__")}
+    tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))  # type: ignore[arg-type]
+    node = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+    for target in ast.walk(node):
+        if isinstance(target, ast.Attribute) and isinstance(target.ctx, ast.Store) and \
+                isinstance(target.value, ast.Name) and target.value.id == "self":
+            names.add(target.attr)
+    return names
+
+
+def _protocol_members(protocol: type) -> set[str]:
+    return {name for name in vars(protocol) if not name.startswith("_")} | set(getattr(protocol, "__annotations__", {}))
+
+
+@pytest.mark.parametrize("implementation, protocol", [
+    ("ptrlint.project.view:ProjectView", "ptrlint.analysis.boundary:ProjectLookup"),
+    ("ptrlint.analysis.consumers:Consumers", "ptrlint.analysis.consumer_parts:UseSearch"),
+    ("ptrlint.analysis.use_kinds:UseClassifier", "ptrlint.analysis.consumer_parts:ArgumentUses"),
+    ("ptrlint.analysis.held:HeldUses", "ptrlint.analysis.consumer_parts:HeldValues"),
+    ("ptrlint.analysis.readers:Readers", "ptrlint.analysis.consumer_parts:ReturnReaders"),
+    ("ptrlint.analysis.model:SemanticModel", "ptrlint.analysis.types:TypedTables"),
+])
+def test_each_protocol_is_implemented(implementation, protocol):
+    """The protocols a lower module declares are met by the class above that is handed in (mypy checks
+    the types; this checks the names, without mypy)."""
+    import importlib
+    import inspect
+
+    def load(spec: str) -> type:
+        module, _, name = spec.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    cls, proto = load(implementation), load(protocol)
+    missing = _protocol_members(proto) - _members(cls)
+    assert not missing, f"{implementation} lacks {sorted(missing)} of {protocol}"
+    for name, member in vars(proto).items():
+        if inspect.isfunction(member) and not name.startswith("_"):
+            wanted = list(inspect.signature(member).parameters)
+            got = list(inspect.signature(getattr(cls, name)).parameters)
+            if got[:1] != ["self"]:
+                got = ["self", *got]  # a staticmethod
+            assert got == wanted, f"{implementation}.{name}{got} differs from {protocol}.{name}{wanted}"
+
+
+def test_one_traversal_and_no_tree_walk_in_rules():
+    """The fact collector's traversal is the only walk of a module's tree in analysis/ and rules/ but
+    one: the consumer search, asked only when a finding needs its fix chosen, indexes parents, loads
+    and calls in one more walk (``Consumers.build_index``, once per module). Rules and queries may
+    look inside an expression or a function a fact hands them; nothing else walks the module."""
+    allowed = {("ptrlint.analysis.facts", "FactCollector._walk"), ("ptrlint.analysis.consumers", "Consumers.build_index")}
+    found = set()
+    for module, path in _modules().items():
+        if not module.startswith(("ptrlint.analysis", "ptrlint.rules")):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in [None, *[n for n in tree.body if isinstance(n, ast.ClassDef)]]:
+            body = tree.body if cls is None else cls.body
+            for func in [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+                calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)]
+                if any(isinstance(c.func, ast.Attribute) and c.func.attr in ("walk", "iter_child_nodes", "generic_visit")
+                       and isinstance(c.func.value, ast.Name) and c.func.value.id == "ast"
+                       and c.args and not _walks_a_part(c.args[0]) for c in calls):
+                    found.add((module, f"{cls.name}.{func.name}" if cls else func.name))
+    assert found <= allowed, f"walks of the whole tree outside the one traversal: {sorted(found - allowed)}"
+
+
+def _walks_a_part(arg: ast.expr) -> bool:
+    """``ast.walk(node.body[i])``, ``ast.walk(function)``: a walk of a part (a function, an expression) is
+    a query of that part; only a walk of the module (``module``, ``self.module``, ``ctx.module``) is a
+    second traversal."""
+    name = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else None
+    return name not in ("module", "tree")

@@ -4,23 +4,24 @@ addresses, for the transfer functions (:mod:`.transfer`)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from ..addresses import (CUPY_MEMORY_CALLS, POINTER_OBJECTS, QUALIFIED_ADDRESS_FUNCTIONS, is_peer_address_function,
-                         tuple_address_position)
+from ..addresses import (
+    CUPY_MEMORY_CALLS,
+    POINTER_OBJECTS,
+    QUALIFIED_ADDRESS_FUNCTIONS,
+    is_peer_address_function,
+    tuple_address_position,
+)
 from .lattice import Kind, Origin, Value
+from .model import SemanticModel
 from .syntax import attr_name
-
-if TYPE_CHECKING:
-    from .values import ModuleFacts
 
 
 class AddressAPIs:
     """The catalogue's calls (``cuMemAlloc``, ``nvshmem_ptr``, ...) and CuPy memory pointers."""
 
-    def __init__(self, facts: "ModuleFacts") -> None:
-        self.f = facts
-        self.c = facts.c
+    def __init__(self, model: SemanticModel) -> None:
+        self.c = model
 
     def cupy_memory(self, expr: ast.AST, depth: int) -> bool:
         """A CuPy memory pointer: ``arr.data`` (``ndarray.data``), an allocation, or a name bound to one."""

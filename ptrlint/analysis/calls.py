@@ -8,8 +8,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
-from .factories import FactorySignature, factory_signature
-from .records import Binding, Cast, Creation, CtypesCall, Key
+from .factories import factory_signature
+from .records import Binding, Cast, Creation, CtypesCall, FactorySignature, Key
 from .scopes import LiteScope
 from .syntax import (LIKE_SOURCE_KEYWORDS, attr_name, bind_arguments,
                      keyword, positional, string_value)
@@ -196,8 +196,8 @@ class CallClassifier:
                 signature = local[id(function)]
             elif m.view is not None and call.args and passes_dtype(call):  # another module's: asked of the view
                 external = m.types.external_callee(call.func)
-                if external is not None and m.view.is_project_symbol(external):  # type: ignore[attr-defined]
-                    signature = m.view.factory(external, m.options)  # type: ignore[attr-defined]
+                if external is not None and m.view.is_project_symbol(external):
+                    signature = m.view.factory(external, m.options)
             if signature is not None and configured is not None:
                 configured.substitutes = signature.substitution is not None
                 configured.factory = None if function is not None else external
@@ -212,10 +212,10 @@ class CallClassifier:
             return
         if not unsigned64(m, creation.dtype):  # only a request for uint64 is what such a wrapper replaces
             return
-        patcher = m.view.patched(creation.qname)  # type: ignore[attr-defined]
+        patcher = m.view.patched(creation.qname)
         if patcher is None or patcher.rpartition(".")[0] == m.context.module:
             return  # this module's own patch: analysis/substitutions.py reads its calls directly
-        signature = m.view.factory(patcher, m.options)  # type: ignore[attr-defined]
+        signature = m.view.factory(patcher, m.options)
         if signature is not None and signature.substitution is not None:
             creation.substitutes, creation.factory = True, patcher
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from .boundary import ProjectLookup
 from .held import HeldUses
 from .int_entry import PythonInts
 from .readers import Readers
@@ -53,7 +54,7 @@ class Consumers:
     """
 
     def __init__(self, module: ast.Module, facts: ModuleFacts, int64_consumers: tuple[str, ...] = (),
-                 uint64_consumers: tuple[str, ...] = (), view: object | None = None, module_name: str = "",
+                 uint64_consumers: tuple[str, ...] = (), view: ProjectLookup | None = None, module_name: str = "",
                  path: str = "") -> None:
         self.module = module
         self.facts = facts
@@ -67,6 +68,8 @@ class Consumers:
         self.loads: dict[Key, list[ast.expr]] = {}
         self.attribute_loads: dict[str, list[ast.Attribute]] = {}  # every `x.attr` read, by attr
         self.method_calls: dict[str, list[ast.Call]] = {}  # every `x.name(...)`, by name
+        self.calls_by_name: dict[str, list[ast.Call]] = {}  # every `name(...)` and `x.name(...)`, by name
+        self.name_loads: dict[str, list[ast.expr]] = {}  # every `name` and `x.name` read, by name
         self.callers: dict[int, list[ast.Call]] = {}
         self.memo: dict[tuple, tuple[Use, ...]] = {}
         self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
@@ -88,6 +91,7 @@ class Consumers:
                 parents[id(child)] = node
             cls = node.__class__
             if (cls is ast.Name or cls is ast.Attribute) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                self.name_loads.setdefault(attr_name(node), []).append(node)  # type: ignore[arg-type]
                 key = c.key_of(node)
                 if key is not None:
                     self.loads.setdefault(self.facts.root(key), []).append(node)  # type: ignore[arg-type]
@@ -95,6 +99,8 @@ class Consumers:
                     self.attribute_loads.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined,arg-type]
             elif cls is ast.Call:
                 func = node.func  # type: ignore[attr-defined]
+                if isinstance(func, (ast.Name, ast.Attribute)):
+                    self.calls_by_name.setdefault(attr_name(func), []).append(node)  # type: ignore[arg-type]
                 if isinstance(func, ast.Attribute):
                     self.method_calls.setdefault(func.attr, []).append(node)  # type: ignore[arg-type]
                 if attr_name(func) in names:

@@ -4,32 +4,28 @@ traversal and dispatch are :mod:`.facts`')."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from ..names import CAST_METHODS, ELEMENT_TYPE_NAMES, FOLLOWED_COLLECTIVES, NEW_METHODS
 from .records import Binding, ScalarWrite
-from .syntax import (CREATION_LAST_NAMES, UNSAFE_FUNCTION_LAST_NAMES,
-                     attr_name, positional)
-
-if TYPE_CHECKING:
-    from .facts import FactCollector
+from .syntax import CREATION_LAST_NAMES, UNSAFE_FUNCTION_LAST_NAMES, attr_name, positional
+from .traversal import Traversal
 
 
-def visit_Name(c: "FactCollector", node: ast.Name) -> None:
+def visit_Name(c: Traversal, node: ast.Name) -> None:
     c.m.node_scope[id(node)] = c.m.scope
 
 
-def visit_Lambda(c: "FactCollector", node: ast.Lambda) -> None:
+def visit_Lambda(c: Traversal, node: ast.Lambda) -> None:
     scope = c.m.push("function")
     for param in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
         scope.bind(param.arg)
 
 
-def visit_comprehension_scope(c: "FactCollector", node: ast.AST) -> None:
+def visit_comprehension_scope(c: Traversal, node: ast.AST) -> None:
     c.m.push("comprehension")
 
 
-def visit_NamedExpr(c: "FactCollector", node: ast.NamedExpr) -> None:
+def visit_NamedExpr(c: Traversal, node: ast.NamedExpr) -> None:
     scope = c.m.scope
     while scope.kind == "comprehension" and scope.parent is not None:
         scope = scope.parent  # a walrus in a comprehension binds in the enclosing scope
@@ -37,27 +33,27 @@ def visit_NamedExpr(c: "FactCollector", node: ast.NamedExpr) -> None:
     c.m.bind(node.target, Binding("expr", node.value, node))
 
 
-def visit_comprehension(c: "FactCollector", node: ast.comprehension) -> None:
+def visit_comprehension(c: Traversal, node: ast.comprehension) -> None:
     c.m.bind_target(node.target)
     c.m.bind(node.target, Binding("elem", node.iter, node.target))
 
 
-def visit_Attribute(c: "FactCollector", node: ast.Attribute) -> None:
+def visit_Attribute(c: Traversal, node: ast.Attribute) -> None:
     if node.attr == "value" and node.value.__class__ is ast.Call:
         c.m.valued_calls.add(id(node.value))
 
 
-def visit_BinOp(c: "FactCollector", node: ast.BinOp) -> None:
+def visit_BinOp(c: Traversal, node: ast.BinOp) -> None:
     if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
         c.m.binops.append(node)
 
 
-def visit_keyword(c: "FactCollector", node: ast.keyword) -> None:
+def visit_keyword(c: Traversal, node: ast.keyword) -> None:
     if node.arg is not None and node.arg != "dtype":
         c.m.mark_target(node.value, node, node.arg)
 
 
-def visit_Call(c: "FactCollector", node: ast.Call) -> None:
+def visit_Call(c: Traversal, node: ast.Call) -> None:
     func = node.func
     method = func.attr if isinstance(func, ast.Attribute) else None
     last = attr_name(func)
@@ -97,6 +93,6 @@ def visit_Call(c: "FactCollector", node: ast.Call) -> None:
         c.pending_calls.append((node, c.m.scope, raising))
 
 
-def leave_scope(c: "FactCollector", node: ast.AST) -> None:
+def leave_scope(c: Traversal, node: ast.AST) -> None:
     """Leaving a lambda or a comprehension: back to the enclosing scope."""
     c.m.pop()

@@ -15,31 +15,13 @@ the wrapper with its callers' evidence.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..names import SIGNED64_DTYPES
-from .records import FunctionNode
+from .records import FactorySignature, FunctionNode
 
 if TYPE_CHECKING:
     from .model import SemanticModel
-
-
-@dataclass(frozen=True)
-class FactorySignature:
-    name: str
-    library: str  # "torch" | "numpy"
-    data: int | None  # position of the data parameter (``self``/``cls`` not counted); None: made by size
-    data_name: str | None
-    dtype: int | None  # position of the dtype parameter (None: keyword-only)
-    dtype_name: str
-    default_signed: bool  # without a dtype argument the buffer is signed (int64 default, or inferred from ints)
-    substitution: tuple[int, int] | None = None  # (line, column) of a signed dtype put in place of the caller's
-    returns: str | None = None  # the library of what it returns, where not the creation's (`torch.from_numpy(a)`)
-
-    def to_json(self) -> list[Any]:
-        return [self.name, self.library, self.data, self.data_name, self.dtype, self.dtype_name, self.default_signed,
-                list(self.substitution) if self.substitution else None, self.returns]
 
 
 def factory_signature(m: "SemanticModel", function: FunctionNode) -> tuple[FactorySignature, ast.expr | None] | None:

@@ -15,15 +15,15 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Sequence, TypeVar
 
+from ..names import CAST_METHODS
 from . import expressions as E
 from . import statements as S
+from .boundary import ModuleContext
 from .calls import CallClassifier
-from ..names import CAST_METHODS
 from .device import is_device_function
 from .model import SemanticModel
 from .names import AnalysisOptions
-from .records import ModuleContext
-from .scopes import LiteScope
+from .traversal import Traversal
 
 
 class FactCollector:
@@ -31,12 +31,9 @@ class FactCollector:
 
     def __init__(self, options: AnalysisOptions, context: ModuleContext | None = None) -> None:
         self.m = SemanticModel(options, context)
+        self.state = Traversal(self.m)  # what the handlers read and write
         self.classifier = CallClassifier(self.m)
         self.options = options
-        self.stack: list[ast.AST] = []  # enclosing classes and functions
-        self.pending_calls: list[tuple[ast.Call, LiteScope, bool]] = []  # classified once imports are known
-        self.raises = 0  # depth of `with pytest.raises(...)` blocks around the current node
-        self.raising_withs: set[int] = set()
 
     def run(self, module: ast.Module) -> SemanticModel:
         """Walk ``module`` once, settle the model, and hand it on (the traversal is then done with)."""
@@ -52,7 +49,7 @@ class FactCollector:
             self.m.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/device.py)
             return
         if pre is not None:
-            pre(self, node)
+            pre(self.state, node)
         walk, m = self._walk, self.m
         if order is not None:
             for child in order(node):
@@ -73,19 +70,19 @@ class FactCollector:
                 elif _WALKED[kind]:
                     walk(value)
         if post is not None:
-            post(self, node)
+            post(self.state, node)
 
     def finalize(self) -> None:
         """Resolve provisional keys, classify import-dependent calls, type attribute keys, build the alias classes."""
         self.m.finalized = True
         self.m.rekey(self.m.canonical)
-        for call, scope, raising in self.pending_calls:  # creations first: other calls take them as arguments
+        for call, scope, raising in self.state.pending_calls:  # creations first: other calls take them as arguments
             func = call.func
             if isinstance(func, (ast.Name, ast.Attribute)) and not (isinstance(func, ast.Attribute) and func.attr in CAST_METHODS):
                 self.classifier.record_creation(call, self.m.qualified_names(func), scope, raising)
         self.classifier.record_factory_calls()  # after the creations: a factory returns one
         self.classifier.record_closure_arguments()
-        for call, scope, raising in self.pending_calls:
+        for call, scope, raising in self.state.pending_calls:
             self.classifier.classify(call, scope, raising)
         self.m.settle()
 
@@ -118,8 +115,8 @@ class _ByClass(Dict[type, _V]):
 
 
 # class -> (pre, order, child fields, post, whether it is a function definition)
-_Plan = tuple[Callable[[FactCollector, ast.AST], None] | None, Callable[[ast.AST], Sequence[ast.AST]] | None,
-              tuple[str, ...], Callable[[FactCollector, ast.AST], None] | None, bool]
+_Plan = tuple[Callable[[Traversal, ast.AST], None] | None, Callable[[ast.AST], Sequence[ast.AST]] | None,
+              tuple[str, ...], Callable[[Traversal, ast.AST], None] | None, bool]
 
 
 def _plan(cls: type) -> _Plan:
@@ -185,7 +182,7 @@ def _comprehension_children(node: ast.AST) -> list[ast.AST]:
     return [node.elt, *generators]  # type: ignore[attr-defined]
 
 
-_PRE: dict[type, Callable[[FactCollector, ast.AST], None]] = {
+_PRE: dict[type, Callable[[Traversal, ast.AST], None]] = {
     ast.Name: E.visit_Name,
     ast.Import: S.visit_Import,
     ast.ImportFrom: S.visit_ImportFrom,
@@ -217,7 +214,7 @@ _PRE: dict[type, Callable[[FactCollector, ast.AST], None]] = {
     ast.keyword: E.visit_keyword,
     ast.Call: E.visit_Call,
 }  # type: ignore[dict-item]
-_POST: dict[type, Callable[[FactCollector, ast.AST], None]] = {
+_POST: dict[type, Callable[[Traversal, ast.AST], None]] = {
     ast.ClassDef: S.leave_ClassDef,
     ast.With: S.leave_With,
     ast.AsyncWith: S.leave_With,

@@ -6,17 +6,18 @@ through the project index, what other modules write into this module's classes."
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass, replace
+from typing import Iterator
 
 from ..addresses import tuple_address_position
+from .fixpoint import Evaluator
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
+from .model import SemanticModel
 from .records import Binding, Creation, FunctionNode, Key
 from .result_names import named_result
 from .syntax import attr_name, bind_arguments
-
-if TYPE_CHECKING:
-    from .values import ModuleFacts
+from .table_names import name_evidence
+from .tensors import TensorKinds
 
 
 @dataclass(frozen=True)
@@ -28,12 +29,33 @@ class ExternalFunction:
 
 
 class Flow:
-    """Values of storage locations of one module's facts (``facts.flow``)."""
+    """Values of storage locations of one module (``facts.flow``), computed for the evaluator."""
 
-    def __init__(self, facts: "ModuleFacts") -> None:
-        self.f = facts
-        self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+    def __init__(self, model: SemanticModel, evaluator: Evaluator, tensors: TensorKinds) -> None:
+        self.c, self.e, self.tensors = model, evaluator, tensors
+        self.view, self.options, self.names = model.view, model.options, model.options.names
         self._entries: dict[Key, list[Key]] | None = None  # dict root -> its entry keys
+        self.groups = model.uf.members()
+        for creation in model.creations:
+            target = model.targets.get(id(creation.call))
+            if target is not None:
+                creation.target_name, creation.target_node = target
+        self.locations: dict[Key, list[Key]] = {}  # creation -> roots of the names/attributes it was stored in
+        self.stored: dict[Key, list[Key]] = {}  # location root -> creations stored in it
+        for location, creation_key in model.flows:
+            root = self.root(location)
+            if root not in self.locations.setdefault(creation_key, []):
+                self.locations[creation_key].append(root)
+                self.stored.setdefault(root, []).append(creation_key)
+        self.passes, self.elements_of, self.copies_of = self.index_flows()
+
+    def root(self, key: Key) -> Key:
+        return self.c.uf.find(key)
+
+    def holding(self, creation: Creation) -> Value | None:
+        """The value of what a creation makes: RAW, WRAPPED, NAMED (name evidence only) or INDEX."""
+        value = self.e.class_value(self.root(creation.key))
+        return replace(value, kind=Kind.SEQ, array=True) if value is not None else None
 
     def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode, str, ast.Call]]], dict[Key, list[Key]],
                                     dict[Key, list[Creation]]]:
@@ -46,7 +68,7 @@ class Flow:
                 pairs = self.bind_arguments(target, call)
             elif self.view is not None:
                 external = c.types.external_callee(call.func)
-                found = self.view.param_writes(external) if external else None  # type: ignore[attr-defined]
+                found = self.view.param_writes(external) if external else None
                 if found is None:
                     continue
                 params, writes = found
@@ -58,14 +80,14 @@ class Flow:
             for param, arg in pairs:
                 key = c.alias_key(arg)
                 if key is not None:
-                    passes.setdefault(self.f.root(key), []).append((target, param, call))
+                    passes.setdefault(self.root(key), []).append((target, param, call))
         containers: dict[Key, list[Key]] = {}  # an element's class -> the lists that hold it
         for key, adds in c.adds.items():
             for binding in adds:
                 if binding.how == "expr":
                     element = c.alias_key(binding.expr)
                     if element is not None:
-                        containers.setdefault(self.f.root(element), []).append(self.f.root(key))
+                        containers.setdefault(self.root(element), []).append(self.root(key))
         for key, bindings in c.bindings.items():
             for binding in bindings:
                 if binding.how == "expr" and isinstance(binding.expr, (ast.List, ast.ListComp, ast.Tuple)):
@@ -73,13 +95,13 @@ class Flow:
                     for item in items:
                         element = c.alias_key(item)
                         if element is not None:
-                            containers.setdefault(self.f.root(element), []).append(self.f.root(key))
+                            containers.setdefault(self.root(element), []).append(self.root(key))
         copies: dict[Key, list[Creation]] = {}
         for creation in c.creations:
             if creation.like_source is not None:
                 source = c.alias_key(creation.like_source)
                 if source is not None:
-                    copies.setdefault(self.f.root(source), []).append(creation)
+                    copies.setdefault(self.root(source), []).append(creation)
         return passes, containers, copies
 
     def bind_arguments(self, function: FunctionNode, call: ast.Call) -> list[tuple[str, ast.expr]]:
@@ -90,23 +112,23 @@ class Flow:
         """What a module function returns for this call: its return expressions, with the call's
         arguments bound to the parameters (so a wrapping helper wraps the caller's address).
         Evaluated once per function and signature of the known argument values."""
-        if id(function) in self.f.in_progress_funcs or len(self.f.bound) >= 2:
+        if id(function) in self.e.in_progress_funcs or len(self.e.bound) >= 2:
             return None
         bound: dict[Key, Value | None] = {}
         if call is not None:
             scope_id = self.c.function_scopes.get(id(function))
             if scope_id is not None:
                 for param, arg in self.bind_arguments(function, call):
-                    value = self.f.value(arg)
+                    value = self.e.value(arg)
                     if value is not None:
                         bound[("n", scope_id, param)] = value
         signature = tuple(sorted((k[2], v.kind.value, int(v.origin), v.python_int) for k, v in bound.items() if v))
         memo_key = (id(function), index, signature)
 
         def compute() -> Value | None:
-            self.f.in_progress_funcs.add(id(function))
+            self.e.in_progress_funcs.add(id(function))
             if bound:  # with no known argument, the function's own (memoised) view of its parameters applies
-                self.f.bound.append((bound, {}, {}))
+                self.e.bound.append((bound, {}, {}))
             try:
                 values, returned = [], []
                 for ret in self.c.returns.get(id(function), []):
@@ -116,7 +138,7 @@ class Flow:
                         if any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1]):
                             continue
                         ret = ret.elts[index]
-                    values.append(self.f.value(ret))
+                    values.append(self.e.value(ret))
                     returned.append(ret)
                 best = strongest(values)
                 if best is None and returned:  # nothing known of the values: what the names say
@@ -124,10 +146,10 @@ class Flow:
                 return best
             finally:
                 if bound:
-                    self.f.bound.pop()
-                self.f.in_progress_funcs.discard(id(function))
+                    self.e.bound.pop()
+                self.e.in_progress_funcs.discard(id(function))
 
-        return self.f.memoised(("r", memo_key), self.f.return_memo, memo_key, compute)
+        return self.e.memoised(("r", memo_key), self.e.return_memo, memo_key, compute)
 
     def entries(self, expr: ast.AST) -> list[Key]:
         """The entry keys (``d["ptrs"]``, ``d["lens"]``) of the dict ``expr`` evaluates to."""
@@ -137,19 +159,19 @@ class Flow:
             for table in (c.bindings, c.adds, c.stores):
                 for key in table:
                     if key[0] == "o" and isinstance(key[2], str) and key[2].startswith("["):
-                        self._entries.setdefault(self.f.root(key[1]), []).append(key)
+                        self._entries.setdefault(self.root(key[1]), []).append(key)
         key = self.c.key_of(expr)
-        return self._entries.get(self.f.root(key), []) if key is not None else []
+        return self._entries.get(self.root(key), []) if key is not None else []
 
     def dict_part(self, expr: ast.AST, keys: bool) -> Value | None:
         """The values (or keys) of the dict ``expr`` holds, joined: its entries (``d["ptrs"]``) and the
         comprehensions bound to it (``{name: t.data_ptr() for name, t in ...}``)."""
         values: list[Value | None] = [] if keys else [self.key_value(e) for e in self.entries(expr)]
-        values += [self.f.value(d.key if keys else d.value) for d in self.comprehensions(expr)]
+        values += [self.e.value(d.key if keys else d.value) for d in self.comprehensions(expr)]
         key = self.c.key_of(expr)
         for binding in self.c.bindings.get(key, []) if key is not None and keys else []:
             if binding.how == "expr" and isinstance(binding.expr, ast.Dict):
-                values.extend(self.f.value(k) for k in binding.expr.keys if k is not None)
+                values.extend(self.e.value(k) for k in binding.expr.keys if k is not None)
         return strongest(values)
 
     def int_alias(self, name: str) -> bool:
@@ -170,7 +192,7 @@ class Flow:
     def any_entry(self, expr: ast.AST) -> Value | None:
         """Any one of the entries of the dict ``expr`` (``ptrs[name]`` with a computed key)."""
         values = [self.key_value(e) for e in self.entries(expr)]
-        values += [self.f.value(d.value) for d in self.comprehensions(expr)]
+        values += [self.e.value(d.value) for d in self.comprehensions(expr)]
         best = strongest(values)
         if best is not None and best.origin is Origin.INDEX and any(v is None for v in values):
             return None  # contrary evidence only when every entry is an index
@@ -179,18 +201,18 @@ class Flow:
     def key_value(self, key: Key | None) -> Value | None:
         if key is None:
             return None
-        for bound, _, _ in reversed(self.f.bound):
+        for bound, _, _ in reversed(self.e.bound):
             if key in bound:
                 return bound[key]
-        return self.f.class_value(self.f.root(key))
+        return self.e.class_value(self.root(key))
 
     def contributions(self, root: Key, writes_only: bool = False) -> Iterator[tuple[Value | None, bool]]:
         """Every value written into (or bound to) the class: ``(value, is_write)``."""
         c = self.c
-        members = self.f.groups.get(root, [root])
+        members = self.groups.get(root, [root])
         for key in members:
             for binding in c.adds.get(key, []):
-                value = self.f.value(binding.expr)
+                value = self.e.value(binding.expr)
                 if binding.how == "elem-of":
                     value = value if value is not None and value.kind is Kind.SEQ else None
                     yield (value.with_evidence(binding.node, "pointer values added here") if value and value.is_pointer
@@ -199,48 +221,48 @@ class Flow:
                     yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
                             if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
             for binding in c.stores.get(key, []):
-                value = self.f.value(binding.expr)
+                value = self.e.value(binding.expr)
                 if binding.how == "seq" and value is not None and value.kind is not Kind.SEQ:
                     value = None
                 yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
                         if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
-            for function, param, call in self.f.passes.get(key, []):
+            for function, param, call in self.passes.get(key, []):
                 if isinstance(function, ExternalFunction):
                     received, name = function.writes.get(param), function.qname.rpartition(".")[2]
                 else:
                     received, name = self.param_received(function, param), function.name
                 if received is not None:
                     yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
-            for container in self.f.elements_of.get(key, []):
+            for container in self.elements_of.get(key, []):
                 for kind, out, source, call in c.gathers:
                     out_key = c.alias_key(out)
-                    if out_key is not None and self.f.root(out_key) == container:
-                        value = self.f.value(source)
+                    if out_key is not None and self.root(out_key) == container:
+                        value = self.e.value(source)
                         if value is not None and value.is_pointer:
                             yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
             creation = c.creation_by_id.get(key[1]) if key[0] == "c" else None
             if creation is not None:
                 for part in (creation.data, creation.fill):
                     if part is not None:
-                        value = self.f.value(part)
+                        value = self.e.value(part)
                         yield (value.as_kind(Kind.SEQ) if value is not None else None), True
-                for location in self.f.locations.get(key, []):  # written through the names it was stored in
+                for location in self.locations.get(key, []):  # written through the names it was stored in
                     yield from self.contributions(location, writes_only=True)
             if key[0] == "a" and self.view is not None:
                 qualname = c.types.class_qualname(key[1])
                 if isinstance(key[1], str):  # an attribute of a class of another module: its summary
                     if not writes_only:
-                        yield self.view.attribute(key[1], key[2]), False  # type: ignore[attr-defined]
+                        yield self.view.attribute(key[1], key[2]), False
                 elif qualname is not None:  # writes other modules make into this module's class
-                    for value in self.view.external_writes(qualname, key[2]):  # type: ignore[attr-defined]
+                    for value in self.view.external_writes(qualname, key[2]):
                         yield value.as_kind(Kind.SEQ), True
             if writes_only:
                 continue
             if creation is not None:
-                named = self.f.name_evidence(creation)
+                named = name_evidence(self.c, self.tensors, creation)
                 if named is not None:
                     yield named, False
-            stored = [self.f.holding(c.creation_by_id[k[1]]) for k in self.f.stored.get(key, []) if k[1] in c.creation_by_id]
+            stored = [self.holding(c.creation_by_id[k[1]]) for k in self.stored.get(key, []) if k[1] in c.creation_by_id]
             if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
                 # a field that holds addresses for some instances and data for others (`handle.data`):
                 # reading it says nothing about one read
@@ -260,18 +282,18 @@ class Flow:
                 return self.returned_value(target, binding.expr, binding.index)
             source = _reordered(c, binding.expr)
             if source is not None:  # `values, order = torch.sort(ptrs)`: the values, then indices or counts
-                inner = self.f.value(source) if binding.index == 0 else INDEX_SEQ
+                inner = self.e.value(source) if binding.index == 0 else INDEX_SEQ
                 return inner if inner is not None and inner.kind is Kind.SEQ else None
             position = tuple_address_position(attr_name(binding.expr.func))
             if position is not None:  # `err, ptr = cudart.cudaMalloc(n)`: item 1 is the address, item 0 the status
-                whole = self.f.value(binding.expr)
+                whole = self.e.value(binding.expr)
                 return whole.as_kind(Kind.SCALAR) if whole is not None and binding.index == position else None
             return None
         if binding.how == "index":
             return INDEX_SCALAR
         if binding.how == "expr" and isinstance(binding.expr, ast.Call) and id(binding.expr) in c.creation_by_id:
             return None  # the creation itself: its class is this class
-        value = self.f.value(binding.expr)
+        value = self.e.value(binding.expr)
         if binding.how == "elem":
             return value.as_kind(Kind.SCALAR) if value is not None and value.kind is Kind.SEQ else None
         return value
@@ -297,7 +319,7 @@ class Flow:
         scope_id = self.c.function_scopes.get(id(function))
         if scope_id is None:
             return None
-        value = self.f.class_value(self.f.root(("n", scope_id, param)), writes_only=True)
+        value = self.e.class_value(self.root(("n", scope_id, param)), writes_only=True)
         return value if value is not None and value.origin is Origin.RAW else None
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ast
 
+from .consumer_parts import ConsumersPart
 from .syntax import attr_name
-from .uses import LOOPS, READY_FUNCTIONS, ConsumersPart, Trail, Use, UseKind
+from .uses import LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
 
 # Methods of a list, tuple or dict that read nothing of a table it holds.
 _CONTAINER_READY = frozenset({"index", "count", "keys", "__len__", "append", "extend", "insert", "clear", "remove",
@@ -187,9 +188,9 @@ class HeldUses(ConsumersPart):
             return self.constructor(call, expr, class_id, keyword, trail, visited)
         external = c.types.external_callee(func) if self.view is not None else None
         project = external is not None and u.kinds.is_project(external)
-        if project:
+        if external is not None and self.view is not None and project:
             position = next((i for i, a in enumerate(call.args) if a is expr), None)
-            found = self.view.param_consumers(external, position, keyword, trail.path, self.facts.options)  # type: ignore[union-attr]
+            found = self.view.param_consumers(external, position, keyword, trail.path, self.facts.options)
             if found is not None:
                 return u.carried(found, trail)
         if kind == "field" and not project and not (qnames and not self.in_project(qnames)):
@@ -221,7 +222,7 @@ class HeldUses(ConsumersPart):
             if field is not None:
                 out.extend(u.class_uses([self.facts.root(("a", class_id, field))], trail.step(), visited))
             elif isinstance(class_id, str) and self.view is not None:  # another module's class: its `__init__`
-                found = self.view.param_consumers(f"{class_id}.__init__", position, keyword, trail.path,  # type: ignore[union-attr]
+                found = self.view.param_consumers(f"{class_id}.__init__", position, keyword, trail.path,
                                                   self.facts.options)
                 if found is None:
                     return [Use(UseKind.INT64, call, f"passed to `{attr_name(call.func)}()`, whose fields ptrlint "

@@ -9,10 +9,12 @@ import ast
 from typing import Iterable
 
 from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
+from .consumer_parts import ConsumersPart
 from .lattice import Kind, Origin, Value
 from .records import Creation, Key
 from .syntax import attr_name, is_slice_subscript
-from .uses import ConsumersPart, Use, UseKind
+from .uses import Use, UseKind
+
 
 class PythonInts(ConsumersPart):
     """Only Python ints overflow a signed table: where they enter one, and where its values leave."""
@@ -49,7 +51,7 @@ class PythonInts(ConsumersPart):
                 qualname = self.c.types.class_qualname(member[1])
                 if qualname is None:
                     continue
-                for value in self.view.external_writes(qualname, member[2]):  # type: ignore[attr-defined]
+                for value in self.view.external_writes(qualname, member[2]):
                     if value.is_pointer and value.python_int and not value.array:
                         out.append(value)
         return out

@@ -15,8 +15,9 @@ import ast
 from typing import Callable
 
 from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
+from .boundary import ModuleContext
 from .names import AnalysisOptions
-from .records import Binding, Cast, Creation, CtypesCall, FunctionNode, Key, ModuleContext, ScalarWrite, UnionFind
+from .records import Binding, Cast, Creation, CtypesCall, FunctionNode, Key, ScalarWrite, UnionFind
 from .scopes import LiteScope
 from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, positional, raw_view_of, unstarred
 from .types import TypeResolver
@@ -69,7 +70,7 @@ class SemanticModel:
         # through the location reaches the creation, but two creations stored into one location (a
         # dataclass field filled all over the module, a name reassigned) never alias each other.
         self.flows: list[tuple[Key, Key]] = []
-        self.type_memo: dict[Key, int | None] | None = None
+        self.type_memo: dict[Key, int | str | None] | None = None
         self.types = TypeResolver(self)
 
     def release(self) -> None:

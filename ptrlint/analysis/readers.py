@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ast
 
+from .consumer_parts import ConsumersPart
 from .records import FunctionNode, Key
 from .syntax import attr_name
-from .uses import ConsumersPart, Path, Trail, Use, UseKind
+from .uses import Path, Trail, Use, UseKind
 
 
 class Readers(ConsumersPart):
@@ -38,7 +39,7 @@ class Readers(ConsumersPart):
         question = ("attribute", attr, trail.path)
         if self.view is not None and question not in visited:
             visited.add(question)
-            found = self.view.attribute_consumers(attr, trail.path, self.facts.options)  # type: ignore[attr-defined]
+            found = self.view.attribute_consumers(attr, trail.path, self.facts.options)
             out.extend(self.u.carried(found, trail))
         return out
 
@@ -83,7 +84,7 @@ class Readers(ConsumersPart):
         if self.view is None or not self.module_name or question in visited:
             return []
         visited.add(question)
-        found = self.view.name_consumers(f"{self.module_name}.{name}", trail.path, self.facts.options)  # type: ignore[attr-defined]
+        found = self.view.name_consumers(f"{self.module_name}.{name}", trail.path, self.facts.options)
         return self.u.carried(found, trail)
 
     def returned(self, ret: ast.Return, trail: Trail, visited: set[object]) -> list[Use]:
@@ -149,10 +150,7 @@ class Readers(ConsumersPart):
         name = qname.rpartition(".")[2]
         visited: set[object] = set()
         out: list[Use] = []
-        for node in ast.walk(self.module):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or \
-                    attr_name(node.func) != name:
-                continue
+        for node in self.u.calls_by_name.get(name, []):
             if qname in c.qualified_names(node.func) or (method and isinstance(node.func, ast.Attribute)):
                 out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
         return out
@@ -174,9 +172,8 @@ class Readers(ConsumersPart):
         visited: set[object] = set()
         out: list[Use] = []
         name = qname.rpartition(".")[2]
-        for node in ast.walk(self.module):
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and \
-                    attr_name(node) == name and qname in self.c.qualified_names(node):
+        for node in self.u.name_loads.get(name, []):
+            if qname in self.c.qualified_names(node):
                 out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
         return out
 

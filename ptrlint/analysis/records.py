@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Any
 
 from .scopes import LiteScope
 
@@ -111,11 +112,20 @@ class UnionFind:
         return groups
 
 
-@dataclass
-class ModuleContext:
-    """Where the module lives: its dotted name (for relative imports and the names of its classes)
-    and, through the project index, what its imports tell about pointer values (or None)."""
+@dataclass(frozen=True)
+class FactorySignature:
+    """A buffer factory of the project (analysis/factories.py): which parameter is the data, which the dtype."""
 
-    module: str = ""
-    is_package: bool = False
-    view: object | None = None  # project.view.ProjectView
+    name: str
+    library: str  # "torch" | "numpy"
+    data: int | None  # position of the data parameter (``self``/``cls`` not counted); None: made by size
+    data_name: str | None
+    dtype: int | None  # position of the dtype parameter (None: keyword-only)
+    dtype_name: str
+    default_signed: bool  # without a dtype argument the buffer is signed (int64 default, or inferred from ints)
+    substitution: tuple[int, int] | None = None  # (line, column) of a signed dtype put in place of the caller's
+    returns: str | None = None  # the library of what it returns, where not the creation's (`torch.from_numpy(a)`)
+
+    def to_json(self) -> list[Any]:
+        return [self.name, self.library, self.data, self.data_name, self.dtype, self.dtype_name, self.default_signed,
+                list(self.substitution) if self.substitution else None, self.returns]

@@ -70,3 +70,15 @@ class LiteScope:
         if name not in owner.assigned and name in _BUILTINS:
             return f"builtins.{name}"
         return None
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str | None:
+    """``from ..x import y`` inside ``module``: the absolute module ``..x`` names."""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    target = ".".join([*base, *([name] if name else [])])
+    return target or None

@@ -4,17 +4,14 @@ traversal and dispatch are :mod:`.facts`')."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from ..project.layout import resolve_relative
 from .records import Binding, FunctionNode, Key, ScalarWrite
+from .scopes import resolve_relative
 from .syntax import RAISES_METHODS, attr_name, dotted, entry_name, keyword
-
-if TYPE_CHECKING:
-    from .facts import FactCollector
+from .traversal import Traversal
 
 
-def visit_Import(c: "FactCollector", node: ast.Import) -> None:
+def visit_Import(c: Traversal, node: ast.Import) -> None:
     for alias in node.names:
         c.m.imports_numpy = c.m.imports_numpy or alias.name.partition(".")[0] == "numpy"
         if alias.asname is not None:
@@ -24,7 +21,7 @@ def visit_Import(c: "FactCollector", node: ast.Import) -> None:
             c.m.scope.bind_import(first, first)
 
 
-def visit_ImportFrom(c: "FactCollector", node: ast.ImportFrom) -> None:
+def visit_ImportFrom(c: Traversal, node: ast.ImportFrom) -> None:
     module = node.module if node.module is not None and not node.level else None
     if node.level and c.m.context.module:  # `from . import mod`, `from ..pkg.mod import f`
         module = resolve_relative(c.m.context.module, c.m.context.is_package, node.level, node.module)
@@ -39,15 +36,15 @@ def visit_ImportFrom(c: "FactCollector", node: ast.ImportFrom) -> None:
             c.m.scope.bind(local)
 
 
-def visit_Global(c: "FactCollector", node: ast.Global) -> None:
+def visit_Global(c: Traversal, node: ast.Global) -> None:
     c.m.scope.globals.update(node.names)
 
 
-def visit_Nonlocal(c: "FactCollector", node: ast.Nonlocal) -> None:
+def visit_Nonlocal(c: Traversal, node: ast.Nonlocal) -> None:
     c.m.scope.nonlocals.update(node.names)
 
 
-def visit_ClassDef(c: "FactCollector", node: ast.ClassDef) -> None:
+def visit_ClassDef(c: Traversal, node: ast.ClassDef) -> None:
     c.m.scope.bind(node.name)
     c.m.class_names[("n", id(c.m.scope), node.name)] = id(node)
     c.m.class_nodes[id(node)] = node
@@ -63,12 +60,12 @@ def visit_ClassDef(c: "FactCollector", node: ast.ClassDef) -> None:
     }
 
 
-def leave_ClassDef(c: "FactCollector", node: ast.ClassDef) -> None:
+def leave_ClassDef(c: Traversal, node: ast.ClassDef) -> None:
     c.stack.pop()
     c.m.pop()
 
 
-def visit_FunctionDef(c: "FactCollector", node: FunctionNode) -> None:
+def visit_FunctionDef(c: Traversal, node: FunctionNode) -> None:
     enclosing = c.stack[-1] if c.stack else None
     c.m.scope.bind(node.name)
     if not isinstance(enclosing, ast.ClassDef):
@@ -94,12 +91,12 @@ def visit_FunctionDef(c: "FactCollector", node: FunctionNode) -> None:
             (c.m.cls_params if kind == "class" else c.m.self_params)[first] = id(enclosing)
 
 
-def leave_FunctionDef(c: "FactCollector", node: FunctionNode) -> None:
+def leave_FunctionDef(c: Traversal, node: FunctionNode) -> None:
     c.stack.pop()
     c.m.pop()
 
 
-def visit_Return(c: "FactCollector", node: ast.Return) -> None:
+def visit_Return(c: Traversal, node: ast.Return) -> None:
     if node.value is None:
         return
     for item in reversed(c.stack):
@@ -108,7 +105,7 @@ def visit_Return(c: "FactCollector", node: ast.Return) -> None:
             return
 
 
-def visit_Assign(c: "FactCollector", node: ast.Assign) -> None:
+def visit_Assign(c: Traversal, node: ast.Assign) -> None:
     for target in node.targets:
         c.m.bind_target(target)
         c.m.bind(target, Binding("expr", node.value, node))
@@ -122,7 +119,7 @@ def visit_Assign(c: "FactCollector", node: ast.Assign) -> None:
             c.m.module_constants[target.id] = node.value if not known else ast.Constant(None)
 
 
-def visit_AnnAssign(c: "FactCollector", node: ast.AnnAssign) -> None:
+def visit_AnnAssign(c: Traversal, node: ast.AnnAssign) -> None:
     target = node.target
     key: Key | None
     if isinstance(target, ast.Name) and c.stack and isinstance(c.stack[-1], ast.ClassDef):
@@ -153,23 +150,23 @@ def field_default(value: ast.expr) -> ast.expr:
     return value
 
 
-def visit_AugAssign(c: "FactCollector", node: ast.AugAssign) -> None:
+def visit_AugAssign(c: Traversal, node: ast.AugAssign) -> None:
     c.m.bind_target(node.target)
     if isinstance(node.op, ast.Add):
         c.m.add(c.m.adds, c.m.key_of(node.target), Binding("expr", node.value, node))
 
 
-def visit_For(c: "FactCollector", node: ast.For | ast.AsyncFor) -> None:
+def visit_For(c: Traversal, node: ast.For | ast.AsyncFor) -> None:
     c.m.bind_target(node.target)
     c.m.bind(node.target, Binding("elem", node.iter, node))
 
 
-def visit_withitem(c: "FactCollector", node: ast.withitem) -> None:
+def visit_withitem(c: Traversal, node: ast.withitem) -> None:
     if node.optional_vars is not None:
         c.m.bind_target(node.optional_vars)
 
 
-def visit_With(c: "FactCollector", node: ast.With | ast.AsyncWith) -> None:
+def visit_With(c: Traversal, node: ast.With | ast.AsyncWith) -> None:
     """``with pytest.raises(...)`` / ``c.assertRaises(...)``: what is built inside is meant to fail."""
     for item in node.items:
         call = item.context_expr
@@ -181,16 +178,16 @@ def visit_With(c: "FactCollector", node: ast.With | ast.AsyncWith) -> None:
             return
 
 
-def leave_With(c: "FactCollector", node: ast.With | ast.AsyncWith) -> None:
+def leave_With(c: Traversal, node: ast.With | ast.AsyncWith) -> None:
     if id(node) in c.raising_withs:
         c.raises -= 1
 
 
-def visit_ExceptHandler(c: "FactCollector", node: ast.ExceptHandler) -> None:
+def visit_ExceptHandler(c: Traversal, node: ast.ExceptHandler) -> None:
     if node.name is not None:
         c.m.scope.bind(node.name)
 
 
-def visit_Delete(c: "FactCollector", node: ast.Delete) -> None:
+def visit_Delete(c: Traversal, node: ast.Delete) -> None:
     for target in node.targets:
         c.m.bind_target(target)

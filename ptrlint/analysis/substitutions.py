@@ -62,7 +62,7 @@ def substitutions(facts: "ModuleFacts") -> Iterator[Substitution]:
                 evidence.extend(value.evidence[:2])
         if facts.view is not None and c.context.module:
             qualname = f"{c.context.module}.{function.name}"
-            for value in facts.view.external_writes(qualname, REQUEST):  # type: ignore[attr-defined]
+            for value in facts.view.external_writes(qualname, REQUEST):
                 evidence.extend(value.evidence[:3])
         if evidence:
             yield Substitution(function, found[1], tuple(evidence[:6]))

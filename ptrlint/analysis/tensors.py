@@ -4,14 +4,11 @@ the choice of fix); from creations, annotations, casts and bindings."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from ..names import TENSOR_RESULT_METHODS
+from .model import SemanticModel
 from .records import Key
 from .syntax import annotation_expr, attr_name, entry_name, is_slice_subscript
-
-if TYPE_CHECKING:
-    from .values import ModuleFacts
 
 _INDEX_TUPLES = frozenset({"numpy.nonzero", "numpy.where", "numpy.indices", "numpy.unravel_index"})  # intp results
 _ELEMENTWISE_TUPLES = frozenset({"numpy.divmod", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.ix_"})
@@ -20,9 +17,8 @@ _ELEMENTWISE_TUPLES = frozenset({"numpy.divmod", "numpy.meshgrid", "numpy.broadc
 class TensorKinds:
     """Array and tensor kinds of one module's expressions (``facts.tensors``)."""
 
-    def __init__(self, facts: "ModuleFacts") -> None:
-        self.f = facts
-        self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
+    def __init__(self, model: SemanticModel) -> None:
+        self.c, self.view, self.options, self.names = model, model.view, model.options, model.options.names
         self._torch_memo: dict[Key, bool] = {}
 
     def is_signed_numpy_array(self, expr: ast.AST, depth: int = 0) -> bool:

@@ -7,16 +7,15 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ..addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
 from ..names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
 from .address_apis import AddressAPIs
+from .fixpoint import Evaluator
+from .flow import Flow
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
+from .model import SemanticModel
 from .syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
-
-if TYPE_CHECKING:
-    from .values import ModuleFacts
 
 TWO_64 = 1 << 64
 KNOWN_ADDRESS_ATTRIBUTES = {name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()}
@@ -29,12 +28,12 @@ _INDEX_FUNCTIONS = frozenset({
 
 
 class Transfer:
-    """The transfer functions of one module's facts (``facts.transfer``)."""
+    """The transfer functions of one module's facts (``facts.transfer``): the evaluator's rule for an expression."""
 
-    def __init__(self, facts: "ModuleFacts") -> None:
-        self.f = facts
-        self.c, self.view, self.options, self.names = facts.c, facts.view, facts.options, facts.names
-        self.apis = AddressAPIs(facts)
+    def __init__(self, model: SemanticModel, evaluator: Evaluator, flow: Flow) -> None:
+        self.c, self.e, self.flow = model, evaluator, flow
+        self.view, self.options, self.names = model.view, model.options, model.options.names
+        self.apis = AddressAPIs(model)
 
     def compute(self, expr: ast.AST) -> Value | None:
         c = self.c
@@ -45,41 +44,41 @@ class Transfer:
         if isinstance(expr, ast.Attribute):
             return self.attribute_value(expr)
         if isinstance(expr, ast.Name):
-            return self.f.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
+            return self.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
         if isinstance(expr, ast.Subscript):
             return self.subscript_value(expr)
         if isinstance(expr, ast.BinOp):
             return self.binop_value(expr)
         if isinstance(expr, ast.UnaryOp):
-            inner = self.f.value(expr.operand)
+            inner = self.e.value(expr.operand)
             return inner if inner is not None and inner.origin is Origin.INDEX else None
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
             return self.elements_value(expr.elts, expr)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            inner = self.f.value(expr.elt)
+            inner = self.e.value(expr.elt)
             return inner.as_kind(Kind.SEQ) if inner is not None else None
         if isinstance(expr, ast.IfExp):
-            body, orelse = self.f.value(expr.body), self.f.value(expr.orelse)
+            body, orelse = self.e.value(expr.body), self.e.value(expr.orelse)
             if Origin.WRAPPED in (getattr(body, "origin", None), getattr(orelse, "origin", None)):
                 wrapped = body if body is not None and body.origin is Origin.WRAPPED else orelse
                 return wrapped  # `v - 2**64 if v >= 2**63 else v`: the wrap is the point
             return strongest([body, orelse])
         if isinstance(expr, ast.Await):
-            return self.f.value(expr.value)
+            return self.e.value(expr.value)
         if isinstance(expr, ast.NamedExpr):
-            return self.f.value(expr.value)
+            return self.e.value(expr.value)
         if isinstance(expr, ast.Starred):
-            return self.f.value(expr.value)
+            return self.e.value(expr.value)
         return None
 
     def elements_value(self, elements: list[ast.expr], node: ast.AST) -> Value | None:
         values: list[Value | None] = []
         for element in elements:
             if isinstance(element, ast.Starred):
-                inner = self.f.value(element.value)
+                inner = self.e.value(element.value)
                 values.append(inner if inner is not None and inner.kind is Kind.SEQ else None)
             else:
-                values.append(self.f.value(element))
+                values.append(self.e.value(element))
         best = strongest(values)
         if best is None:
             return None
@@ -98,11 +97,11 @@ class Transfer:
             if "ctypes.cast" in qnames:
                 return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `ctypes.cast(...).value`"),))
             if qnames & CTYPES_SIGNED64_QNAMES and base.args:
-                inner = self.f.value(base.args[0])
+                inner = self.e.value(base.args[0])
                 if inner is not None and inner.is_pointer:
                     return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here"))
             if any(q.startswith("ctypes.c_") for q in qnames) and base.args:
-                return self.f.value(base.args[0])
+                return self.e.value(base.args[0])
         if attr in KNOWN_ADDRESS_ATTRIBUTES:
             return Value(KNOWN_ADDRESS_ATTRIBUTES[attr], Origin.RAW, ((expr, f"pointer values: `.{attr}`"),))
         if attr == "ptr" and self.apis.cupy_memory(base, 0):
@@ -112,17 +111,17 @@ class Transfer:
         if attr in _SIZE_ATTRIBUTES:
             return INDEX_SEQ if attr in ("shape", "strides") else INDEX_SCALAR
         if attr in VIEW_ATTRIBUTES:
-            inner = self.f.value(base)
+            inner = self.e.value(base)
             if inner is not None and inner.kind is Kind.SEQ:
                 return inner
-        return self.f.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
+        return self.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
 
     def imported_value(self, expr: ast.Name | ast.Attribute) -> Value | None:
         """A module-level name of another project module (``from .tables import BASES``, ``tables.BASES``)."""
         if self.view is None:
             return None
         for qname in self.c.qualified_names(expr):
-            value = self.view.name(qname)  # type: ignore[attr-defined]
+            value = self.view.name(qname)
             if value is not None:
                 return value
         return None
@@ -130,7 +129,7 @@ class Transfer:
     def subscript_value(self, expr: ast.Subscript) -> Value | None:
         inner_value = expr.value
         if entry_name(expr) is not None:  # `d["ptrs"]`: what that entry holds, never another entry's values
-            return self.f.flow.key_value(self.c.key_of(expr))
+            return self.flow.key_value(self.c.key_of(expr))
         if isinstance(inner_value, ast.Call) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             position = tuple_address_position(attr_name(inner_value.func))
             if position is not None and expr.slice.value != position:
@@ -145,9 +144,9 @@ class Transfer:
             wrapped = self.struct_wrap(inner_value)
             if wrapped is not None:
                 return wrapped
-        if not is_slice_subscript(expr) and (self.f.flow.entries(inner_value) or self.f.flow.comprehensions(inner_value)):
-            return self.f.flow.any_entry(inner_value)  # `ptrs[name]` with a computed key
-        inner = self.f.value(inner_value)
+        if not is_slice_subscript(expr) and (self.flow.entries(inner_value) or self.flow.comprehensions(inner_value)):
+            return self.flow.any_entry(inner_value)  # `ptrs[name]` with a computed key
+        inner = self.e.value(inner_value)
         if inner is None or inner.kind is not Kind.SEQ:
             return None
         if is_slice_subscript(expr):
@@ -164,13 +163,13 @@ class Transfer:
             return None
         if dotted(packed.func) not in ("struct.pack", "pack") or len(packed.args) < 2:
             return None
-        inner = self.f.value(packed.args[1])
+        inner = self.e.value(packed.args[1])
         if inner is not None and inner.is_pointer:
             return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, unpack, "reinterpreted as signed here"))
         return None
 
     def binop_value(self, expr: ast.BinOp) -> Value | None:
-        left, right = self.f.value(expr.left), self.f.value(expr.right)
+        left, right = self.e.value(expr.left), self.e.value(expr.right)
         op = expr.op
         seq = Kind.SEQ if Kind.SEQ in (getattr(left, "kind", None), getattr(right, "kind", None)) else Kind.SCALAR
         if isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow, ast.LShift, ast.RShift)):
@@ -250,26 +249,26 @@ class Transfer:
             if method in POINTER_METHODS and not call.args and not call.keywords:
                 return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{method}()`"),))
             if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
-                inner = self.f.value(func.value)
+                inner = self.e.value(func.value)
                 if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
                     return Value(Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here"))
                 return None
             if method in PASSTHROUGH_METHODS:
-                inner = self.f.value(func.value)
+                inner = self.e.value(func.value)
                 if inner is not None and inner.kind is Kind.SEQ:
                     return replace(inner, array=False) if method == "tolist" else inner  # a list of Python ints
                 return None
             if method == "item":
-                inner = self.f.value(func.value)
+                inner = self.e.value(func.value)
                 return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
             if method in ("values", "items", "keys") and not call.args:  # a dict's entries (or keys), joined
-                joined = self.f.flow.dict_part(func.value, keys=method == "keys")
+                joined = self.flow.dict_part(func.value, keys=method == "keys")
                 if joined is not None:
                     return joined.as_kind(Kind.SEQ)
             if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
                 base = c.key_of(func.value)
                 if base is not None:  # `d.get("ptrs")`: that entry
-                    return self.f.flow.key_value(c.attribute_key(base, f"[{string_value(args[0])}]"))
+                    return self.flow.key_value(c.attribute_key(base, f"[{string_value(args[0])}]"))
 
             if method in _SIZE_METHODS:
                 return INDEX_SCALAR
@@ -284,33 +283,33 @@ class Transfer:
         if funcs and (last in self.options.pointer_function_names or qnames & funcs):
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: configured pointer function `{last}()`"),))
         if qnames & {"builtins.int"} and args:
-            return self.f.value(args[0])
+            return self.e.value(args[0])
         if qnames & {"numpy.uint64", "numpy.int64", "numpy.intp", "numpy.longlong"} and args:
-            inner = self.f.value(args[0])
+            inner = self.e.value(args[0])
             return replace(inner, python_int=False) if inner is not None else None
         if qnames & {"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"} and args:
-            inner = self.f.value(args[0])
+            inner = self.e.value(args[0])
             return inner if inner is not None and inner.kind is Kind.SEQ else None
         if qnames & {"builtins.zip", "itertools.chain", "itertools.chain.from_iterable"} and args:
-            return _together([self.f.value(a) for a in args])  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
+            return _together([self.e.value(a) for a in args])  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
         if qnames & {"builtins.max", "builtins.min", "builtins.sum", "builtins.abs", "builtins.round"} and args:
-            inner = [self.f.value(a) for a in args]
+            inner = [self.e.value(a) for a in args]
             return INDEX_SCALAR if all(v is not None and v.origin is Origin.INDEX for v in inner) else None
         if qnames & {"torch.cat", "torch.stack", "numpy.concatenate", "numpy.stack"} and args:
-            inner = self.f.value(args[0])
+            inner = self.e.value(args[0])
             return inner.as_kind(Kind.SEQ) if inner is not None else None
         if qnames & _INDEX_FUNCTIONS:
             return INDEX_SCALAR if "builtins.len" in qnames else INDEX_SEQ
         creation = c.creation_by_id.get(id(call))
         if creation is not None:
-            return self.f.holding(creation)
+            return self.flow.holding(creation)
         target = c.types.function_called(func)
-        returned = self.f.flow.returned_value(target, call) if target is not None else None
+        returned = self.flow.returned_value(target, call) if target is not None else None
         if returned is not None:
             return returned
         if self.view is not None and target is None:
             external = c.types.external_callee(func)
-            value = self.view.function(external) if external else None  # type: ignore[attr-defined]
+            value = self.view.function(external) if external else None
             if value is not None:
                 return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
         if last is not None and self.names.is_getter_name(last) and not any(q.startswith("triton.") for q in qnames):

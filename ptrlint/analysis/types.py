@@ -5,7 +5,7 @@ reaches, and which dtype a dtype expression names. Queries over the semantic mod
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..names import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, DtypeClass, ELEMENT_TYPE_NAMES, classify_qualified_dtype, classify_string_dtype
 from .records import FunctionNode, Key
@@ -13,13 +13,39 @@ from .syntax import (annotation_expr, attr_name, ctypes_fields, dotted,
                      string_value)
 
 if TYPE_CHECKING:
-    from .model import SemanticModel
+    from .boundary import ModuleContext, ProjectLookup
+    from .records import Binding
+
+
+class TypedTables(Protocol):
+    """What type questions read of the semantic model (:class:`~.model.SemanticModel`, which asks
+    them while it settles its keys: the model depends on this module, not the other way)."""
+
+    context: ModuleContext
+    view: ProjectLookup | None
+    type_memo: dict[Key, int | str | None] | None
+    bindings: dict[Key, list[Binding]]
+    annotations: dict[Key, list[ast.expr]]
+    returns: dict[int, list[ast.expr]]
+    functions: dict[Key, FunctionNode]
+    self_params: dict[Key, int]
+    cls_params: dict[Key, int]
+    class_names: dict[Key, int]
+    class_methods: dict[int, dict[str, FunctionNode]]
+    class_nodes: dict[int, ast.ClassDef]
+    class_qualnames: dict[int, str]
+
+    def key_of(self, node: ast.AST) -> Key | None: ...
+
+    def name_key(self, node: ast.Name) -> Key: ...
+
+    def qualified_names(self, node: ast.AST) -> set[str]: ...
 
 
 class TypeResolver:
     """Type questions over one semantic model (``model.types``)."""
 
-    def __init__(self, model: "SemanticModel") -> None:
+    def __init__(self, model: TypedTables) -> None:
         self.m = model
 
     def type_of(self, key: Key) -> int | str | None:
@@ -178,7 +204,7 @@ class TypeResolver:
         """Fields of a NamedTuple, dataclass or ctypes Structure in declaration order (what positional
         arguments bind)."""
         if isinstance(class_id, str):
-            return self.m.view.class_fields(class_id) if self.m.view is not None else []  # type: ignore[attr-defined]
+            return self.m.view.class_fields(class_id) if self.m.view is not None else []
         node = self.m.class_nodes.get(class_id)
         if node is None:
             return []

@@ -6,14 +6,40 @@ from __future__ import annotations
 import ast
 import fnmatch
 
-from ..names import COLLECTIVE_KEYWORDS, COLLECTIVES, SIGNED64_DTYPES, UNSAFE_FUNCTIONS, VIEW_ATTRIBUTES, classify_string_dtype
+from ..names import (
+    COLLECTIVE_KEYWORDS,
+    COLLECTIVES,
+    SIGNED64_DTYPES,
+    UNSAFE_FUNCTIONS,
+    VIEW_ATTRIBUTES,
+    classify_string_dtype,
+)
+from .consumer_parts import ConsumersPart
 from .lattice import Kind
 from .records import FunctionNode
 from .syntax import attr_name, dotted, positional
-from .uses import (ConsumersPart, INT64_METHODS, LIKE_FUNCTIONS, LOGGING_METHODS, ORDER_FUNCTIONS,
-                   ORDER_METHODS, READBACK_FUNCTIONS, READBACK_METHODS, READY_FUNCTIONS, READY_METHODS,
-                   SAME_TABLE_FUNCTIONS, SAME_TABLE_METHODS, TENSOR_ARGUMENT_METHODS, WRITE_METHODS, COPY_FUNCTIONS,
-                   COPY_METHODS, Path, Trail, Use, UseKind)
+from .uses import (
+    COPY_FUNCTIONS,
+    COPY_METHODS,
+    INT64_METHODS,
+    LIKE_FUNCTIONS,
+    LOGGING_METHODS,
+    ORDER_FUNCTIONS,
+    ORDER_METHODS,
+    READBACK_FUNCTIONS,
+    READBACK_METHODS,
+    READY_FUNCTIONS,
+    READY_METHODS,
+    SAME_TABLE_FUNCTIONS,
+    SAME_TABLE_METHODS,
+    TENSOR_ARGUMENT_METHODS,
+    WRITE_METHODS,
+    Path,
+    Trail,
+    Use,
+    UseKind,
+)
+
 
 class UseClassifier(ConsumersPart):
     """What the code around one load of a table does with it (see the module docstring)."""
@@ -113,7 +139,7 @@ class UseClassifier(ConsumersPart):
         qualname = self.qualname(function)
         if qualname is None:
             return None
-        return self.view.result_consumers(f"{self.module_name}.{qualname}", path, self.facts.options)  # type: ignore[attr-defined]
+        return self.view.result_consumers(f"{self.module_name}.{qualname}", path, self.facts.options)
 
     def qualname(self, function: FunctionNode) -> str | None:
         c = self.c
@@ -184,6 +210,14 @@ class UseClassifier(ConsumersPart):
         class_id = c.types.class_of_name(func)
         if class_id is not None:  # a class: the object holds the table (`from_dlpack(Wrapper(table))`)
             return self.u.held.constructor(call, expr, class_id, keyword, trail, visited)
+        return self.callee_use(call, qnames, spelled, position, keyword, trail)
+
+    def callee_use(self, call: ast.Call, qnames: set[str], spelled: str, position: int | None, keyword: str | None,
+                   trail: Trail) -> list[Use]:
+        """A table passed to a callee that is neither known nor of this module: a compiled operator, torch or
+        numpy, another module of the project (its parameter's uses, through the index), or code ptrlint
+        cannot see (unknown means int64)."""
+        c, func, numpy, after = self.c, call.func, trail.numpy, trail.after
         if any(q.startswith("torch.ops.") for q in qnames) or (not qnames and dotted(func).startswith("torch.ops.")):
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a compiled operator outside the project (may require int64)",
                         after, opaque=True)]
@@ -194,8 +228,8 @@ class UseClassifier(ConsumersPart):
         external = c.types.external_callee(func) if self.view is not None else None
         if external is None and self.view is not None:
             external = self.inherited_external(func)
-        if external is not None and self.is_project(external):
-            found = self.view.param_consumers(external, position, keyword, (), self.facts.options)  # type: ignore[union-attr]
+        if external is not None and self.view is not None and self.is_project(external):
+            found = self.view.param_consumers(external, position, keyword, (), self.facts.options)
             if found is not None:
                 return self.u.carried(found, trail)
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
@@ -273,7 +307,7 @@ class UseClassifier(ConsumersPart):
         return None
 
     def is_project(self, qname: str) -> bool:
-        return bool(self.view is not None and self.view.is_project_symbol(qname))  # type: ignore[attr-defined]
+        return bool(self.view is not None and self.view.is_project_symbol(qname))
 
     def configured(self, qnames: set[str]) -> UseKind | None:
         for qname in qnames:

@@ -10,13 +10,11 @@ import json
 from dataclasses import dataclass, replace
 from urllib.parse import quote, unquote
 from enum import Enum
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from ..names import PASSTHROUGH_METHODS, UNSAFE_METHODS
 from .lattice import Location
 
-if TYPE_CHECKING:
-    from .consumers import Consumers
 
 MAX_DEPTH = 8
 
@@ -200,14 +198,3 @@ READBACK_FUNCTIONS = frozenset({"builtins.int", "builtins.float", "builtins.hex"
                                  "builtins.set", "builtins.frozenset", "builtins.dict", "builtins.sum"})
 LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
-
-
-class ConsumersPart:
-    """A part of one module's :class:`~.consumers.Consumers` (``kinds``, ``ints``): the same facts,
-    view and configured consumers, and the whole (``self.u``) for what the other parts answer."""
-
-    def __init__(self, consumers: "Consumers") -> None:
-        self.u = consumers
-        self.facts, self.c, self.view, self.module = consumers.facts, consumers.c, consumers.view, consumers.module
-        self.module_name, self.path = consumers.module_name, consumers.path
-        self.int64_consumers, self.uint64_consumers = consumers.int64_consumers, consumers.uint64_consumers

@@ -31,9 +31,10 @@ from ..analysis.consumers import Consumers
 from ..analysis.uses import Trail, Use, UseKind
 from ..analysis.device import parse_host
 from ..analysis.facts import FactCollector
-from ..analysis.factories import FactorySignature, factory_signature
+from ..analysis.factories import factory_signature
+from ..analysis.records import FactorySignature
 from ..analysis.records import FunctionNode
-from ..analysis.records import ModuleContext
+from ..analysis.boundary import ModuleContext
 from ..analysis.names import AnalysisOptions
 from ..analysis.source import SourceMap
 from ..analysis.lattice import Location

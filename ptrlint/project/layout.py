@@ -96,18 +96,6 @@ def _pyproject_folder(folder: str) -> Path | None:
     return None if parent == folder else _pyproject_folder(parent)
 
 
-def resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str | None:
-    """``from ..x import y`` inside ``module``: the absolute module ``..x`` names."""
-    parts = module.split(".") if module else []
-    if not is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)] if level > 1 else parts
-    target = ".".join([*base, *([name] if name else [])])
-    return target or None
-
-
 @lru_cache(maxsize=65536)
 def module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
     """The file that defines ``module`` under one of ``bases`` (``a/b.py`` or ``a/b/__init__.py``).

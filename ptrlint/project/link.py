@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..analysis.records import ModuleContext
+from ..analysis.boundary import ModuleContext
 from ..analysis.source import SourceMap
 from ..analysis.values import ModuleFacts
 from .layout import module_name, search_bases

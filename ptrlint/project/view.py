@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Iterable
 
-from ..analysis.factories import FactorySignature
+from ..analysis.records import FactorySignature
 from ..analysis.lattice import Location, Value
 from ..analysis.uses import parse_path, path_text
 from .consumers import ProjectConsumers
