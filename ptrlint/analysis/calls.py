@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
 from .factories import factory_signature
-from .records import Binding, Cast, Creation, CtypesCall, FactorySignature, Key
+from .records import Binding, Cast, Creation, CtypesCall, FactorySignature, Key, MemberKey, NameKey
 from .scopes import LiteScope
 from .syntax import (LIKE_SOURCE_KEYWORDS, attr_name, bind_arguments,
                      keyword, positional, string_value)
@@ -167,7 +167,7 @@ class CallClassifier:
             fields = self.m.types.class_fields(class_id)
             bound += [(name, arg, arg) for name, arg in zip(fields, node.args)]
         for name, value, where in bound:
-            attr_key: Key = ("a", class_id, name)
+            attr_key: Key = MemberKey(class_id, name)
             self.m.add(self.m.bindings, attr_key, Binding("expr", value, where))
             self.m.link(attr_key, self.m.alias_key(value))
             if isinstance(where, ast.expr):  # a positional argument: the field names it
@@ -179,7 +179,7 @@ class CallClassifier:
         m = self.m
         local: dict[int, FactorySignature | None] = {}
         external: str | None = None
-        names = {key[2] for key in m.functions} | {n for methods in m.class_methods.values() for n in methods}
+        names = {key.name for key in m.functions} | {n for methods in m.class_methods.values() for n in methods}
         for call in m.calls:
             configured = m.creation_by_id.get(id(call))  # a `buffer-factories` call: the project may define it
             if configured is not None and configured.library is not None:
@@ -228,14 +228,14 @@ class CallClassifier:
             if not isinstance(call.func, ast.Name):
                 continue
             key = m.name_key(call.func)
-            function = m.functions.get(key) if key is not None else None
-            if function is None or m.scopes[key[1]].kind != "function":  # type: ignore[index]
+            function = m.functions.get(key) if isinstance(key, NameKey) else None
+            if function is None or m.scopes[key.scope].kind != "function":
                 continue
             if any(isinstance(a, ast.Starred) for a in call.args):
                 continue  # `f(*xs)`: which parameter takes which value is not known
             scope_id = m.function_scopes[id(function)]
             for param, arg in bind_arguments(function, call):
-                m.add(m.bindings, ("n", scope_id, param), Binding("each", arg, call))
+                m.add(m.bindings, NameKey(scope_id, param), Binding("each", arg, call))
 
     def record_factory_call(self, call: ast.Call, signature: FactorySignature, external: str | None) -> None:
         args = positional(call)

@@ -37,7 +37,7 @@ from .boundary import ProjectLookup
 from .held import HeldUses
 from .int_entry import PythonInts
 from .readers import Readers
-from .records import Creation, FunctionNode, Key
+from .records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
 from .syntax import attr_name, is_slice_subscript
 from .use_kinds import UseClassifier
 from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
@@ -134,7 +134,7 @@ class Consumers:
         return list(memo)  # type: ignore[arg-type]
 
     def of_creation(self, creation: Creation) -> tuple[Use, ...]:
-        memo = self.memo.get(("c", id(creation.call)))
+        memo = self.memo.get(creation.key)
         if memo is not None:
             return memo
         self.build_index()
@@ -145,7 +145,7 @@ class Consumers:
         if not self.binds_alias(creation.call, parent):
             uses.extend(self.context(creation.call, trail, visited))
         result = tuple(uses)
-        self.memo[("c", id(creation.call))] = result
+        self.memo[creation.key] = result
         return result
 
     def of_expression(self, expr: ast.AST, numpy: bool = False) -> list[Use]:
@@ -167,9 +167,9 @@ class Consumers:
         its readers are out of sight."""
         members = [m for root in roots for m in self.facts.groups.get(root, [root])]
         shared = [m for m in dict.fromkeys(members)  # an alias class may hold an attribute or module-level name
-                  if (m[0] in ("a", "o") and isinstance(m[2], str) and not m[2].startswith("["))
-                  or (m[0] == "n" and m[1] == id(self.c.module_scope))]
-        tokens = {("shared", m[2] if m[0] != "n" else m, trail.path) for m in shared}
+                  if (isinstance(m, (MemberKey, ObjectAttributeKey)) and not m.attr.startswith("["))
+                  or (isinstance(m, NameKey) and m.scope == id(self.c.module_scope))]
+        tokens = {("shared", m.attr if not isinstance(m, NameKey) else m, trail.path) for m in shared}
         fresh = bool(tokens - visited)  # a location an enclosing follow met already is checked there
         visited.update(tokens)  # before following: what the loads lead back to is this location
         out: list[Use] = []
@@ -179,8 +179,8 @@ class Consumers:
                     visited.add(id(node))
                     out.extend(self.context(node, trail, visited))
         for member in shared:
-            if member[0] == "n":
-                out.extend(self.readers.name_readers(member[2], trail, visited))
+            if isinstance(member, NameKey):
+                out.extend(self.readers.name_readers(member.name, trail, visited))
             else:
                 out.extend(self.readers.attribute_readers(member, trail, visited))
         if fresh and not self.read_here(out) and not trail.in_field:
@@ -333,7 +333,7 @@ class Consumers:
         scope_id = self.c.function_scopes.get(id(function))
         if scope_id is None:
             return []
-        root = self.facts.root(("n", scope_id, param))
+        root = self.facts.root(NameKey(scope_id, param))
         token = ("param", root, trail.after, trail.path)
         if token in visited:
             return []

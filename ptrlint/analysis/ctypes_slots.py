@@ -20,6 +20,7 @@ from ..names import CTYPES_NARROW, CTYPES_SIGNED64
 from .lattice import Kind, Value
 from .scopes import LiteScope
 from .syntax import ctypes_fields
+from .records import MemberKey
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
@@ -124,7 +125,7 @@ class CtypesSlots:
             for field, type_node in fields.items():
                 if self.ctype_of(type_node) is None:
                     continue
-                value = self.f.class_value(self.f.root(("a", class_id, field)), writes_only=False)
+                value = self.f.class_value(self.f.root(MemberKey(class_id, field)), writes_only=False)
                 if value is not None and value.is_pointer and value.kind is Kind.SCALAR and value.evidence:
                     yield self._slot(type_node, f"field `{field}` of `{name}`", value)
 

@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..names import SIGNED64_DTYPES
-from .records import FactorySignature, FunctionNode
+from .records import FactorySignature, FunctionNode, NameKey
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -100,7 +100,7 @@ def _dtype_parameter(m: "SemanticModel", dtype: ast.expr | None, scope_id: int,
                      params: set[str]) -> tuple[str | None, ast.expr | None]:
     """(the dtype parameter the creation takes its dtype from, a signed dtype substituted for it)."""
     if isinstance(dtype, ast.Name) and dtype.id in params and _is_parameter(m, dtype, scope_id):
-        key = ("n", scope_id, dtype.id)
+        key = NameKey(scope_id, dtype.id)
         for binding in m.bindings.get(key, []):  # `if dtype == torch.uint64: dtype = torch.int64`
             if binding.how == "expr" and m.types.dtype_qname(binding.expr) in SIGNED64_DTYPES:
                 return dtype.id, binding.expr

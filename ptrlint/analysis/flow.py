@@ -13,7 +13,7 @@ from ..addresses import tuple_address_position
 from .fixpoint import Evaluator
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from .model import SemanticModel
-from .records import Binding, Creation, FunctionNode, Key
+from .records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
 from .result_names import named_result
 from .syntax import attr_name, bind_arguments
 from .table_names import name_evidence
@@ -40,8 +40,8 @@ class Flow:
             target = model.targets.get(id(creation.call))
             if target is not None:
                 creation.target_name, creation.target_node = target
-        self.locations: dict[Key, list[Key]] = {}  # creation -> roots of the names/attributes it was stored in
-        self.stored: dict[Key, list[Key]] = {}  # location root -> creations stored in it
+        self.locations: dict[CreationKey, list[Key]] = {}  # creation -> roots of the names/attributes it was stored in
+        self.stored: dict[Key, list[CreationKey]] = {}  # location root -> creations stored in it
         for location, creation_key in model.flows:
             root = self.root(location)
             if root not in self.locations.setdefault(creation_key, []):
@@ -114,15 +114,15 @@ class Flow:
         Evaluated once per function and signature of the known argument values."""
         if id(function) in self.e.in_progress_funcs or len(self.e.bound) >= 2:
             return None
-        bound: dict[Key, Value | None] = {}
+        bound: dict[NameKey, Value | None] = {}
         if call is not None:
             scope_id = self.c.function_scopes.get(id(function))
             if scope_id is not None:
                 for param, arg in self.bind_arguments(function, call):
                     value = self.e.value(arg)
                     if value is not None:
-                        bound[("n", scope_id, param)] = value
-        signature = tuple(sorted((k[2], v.kind.value, int(v.origin), v.python_int) for k, v in bound.items() if v))
+                        bound[NameKey(scope_id, param)] = value
+        signature = tuple(sorted((k.name, v.kind.value, int(v.origin), v.python_int) for k, v in bound.items() if v))
         memo_key = (id(function), index, signature)
 
         def compute() -> Value | None:
@@ -158,10 +158,10 @@ class Flow:
             c = self.c
             for table in (c.bindings, c.adds, c.stores):
                 for key in table:
-                    if key[0] == "o" and isinstance(key[2], str) and key[2].startswith("["):
-                        self._entries.setdefault(self.root(key[1]), []).append(key)
-        key = self.c.key_of(expr)
-        return self._entries.get(self.root(key), []) if key is not None else []
+                    if isinstance(key, ObjectAttributeKey) and key.attr.startswith("["):
+                        self._entries.setdefault(self.root(key.base), []).append(key)
+        found = self.c.key_of(expr)
+        return self._entries.get(self.root(found), []) if found is not None else []
 
     def dict_part(self, expr: ast.AST, keys: bool) -> Value | None:
         """The values (or keys) of the dict ``expr`` holds, joined: its entries (``d["ptrs"]``) and the
@@ -176,7 +176,7 @@ class Flow:
 
     def int_alias(self, name: str) -> bool:
         """A module-level integer type alias: ``DevicePtr = NewType("DevicePtr", int)``, ``Addr = int``."""
-        for binding in self.c.bindings.get(("n", id(self.c.module_scope), name), []):
+        for binding in self.c.bindings.get(NameKey(id(self.c.module_scope), name), []):
             value = binding.expr
             if isinstance(value, ast.Call) and attr_name(value.func) == "NewType" and len(value.args) == 2:
                 value = value.args[1]
@@ -240,21 +240,21 @@ class Flow:
                         value = self.e.value(source)
                         if value is not None and value.is_pointer:
                             yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
-            creation = c.creation_by_id.get(key[1]) if key[0] == "c" else None
+            creation = c.creation_by_id.get(key.call) if isinstance(key, CreationKey) else None
             if creation is not None:
                 for part in (creation.data, creation.fill):
                     if part is not None:
                         value = self.e.value(part)
                         yield (value.as_kind(Kind.SEQ) if value is not None else None), True
-                for location in self.locations.get(key, []):  # written through the names it was stored in
+                for location in self.locations.get(creation.key, []):  # written through the names it was stored in
                     yield from self.contributions(location, writes_only=True)
-            if key[0] == "a" and self.view is not None:
-                qualname = c.types.class_qualname(key[1])
-                if isinstance(key[1], str):  # an attribute of a class of another module: its summary
+            if isinstance(key, MemberKey) and self.view is not None:
+                qualname = c.types.class_qualname(key.owner)
+                if isinstance(key.owner, str):  # an attribute of a class of another module: its summary
                     if not writes_only:
-                        yield self.view.attribute(key[1], key[2]), False
+                        yield self.view.attribute(key.owner, key.attr), False
                 elif qualname is not None:  # writes other modules make into this module's class
-                    for value in self.view.external_writes(qualname, key[2]):
+                    for value in self.view.external_writes(qualname, key.attr):
                         yield value.as_kind(Kind.SEQ), True
             if writes_only:
                 continue
@@ -262,7 +262,7 @@ class Flow:
                 named = name_evidence(self.c, self.tensors, creation)
                 if named is not None:
                     yield named, False
-            stored = [self.holding(c.creation_by_id[k[1]]) for k in self.stored.get(key, []) if k[1] in c.creation_by_id]
+            stored = [self.holding(c.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in c.creation_by_id]
             if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
                 # a field that holds addresses for some instances and data for others (`handle.data`):
                 # reading it says nothing about one read
@@ -319,7 +319,7 @@ class Flow:
         scope_id = self.c.function_scopes.get(id(function))
         if scope_id is None:
             return None
-        value = self.e.class_value(self.root(("n", scope_id, param)), writes_only=True)
+        value = self.e.class_value(self.root(NameKey(scope_id, param)), writes_only=True)
         return value if value is not None and value.origin is Origin.RAW else None
 
 

@@ -20,6 +20,7 @@ import ast
 from .consumer_parts import ConsumersPart
 from .syntax import attr_name
 from .uses import LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
+from .records import MemberKey
 
 # Methods of a list, tuple or dict that read nothing of a table it holds.
 _CONTAINER_READY = frozenset({"index", "count", "keys", "__len__", "append", "extend", "insert", "clear", "remove",
@@ -220,7 +221,7 @@ class HeldUses(ConsumersPart):
             field = keyword if keyword is not None and (keyword in fields or not fields) else \
                 fields[position] if position is not None and position < len(fields) else None
             if field is not None:
-                out.extend(u.class_uses([self.facts.root(("a", class_id, field))], trail.step(), visited))
+                out.extend(u.class_uses([self.facts.root(MemberKey(class_id, field))], trail.step(), visited))
             elif isinstance(class_id, str) and self.view is not None:  # another module's class: its `__init__`
                 found = self.view.param_consumers(f"{class_id}.__init__", position, keyword, trail.path,
                                                   self.facts.options)

@@ -11,7 +11,7 @@ from typing import Iterable
 from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .consumer_parts import ConsumersPart
 from .lattice import Kind, Origin, Value
-from .records import Creation, Key
+from .records import Creation, Key, MemberKey, NameKey
 from .syntax import attr_name, is_slice_subscript
 from .uses import Use, UseKind
 
@@ -46,12 +46,12 @@ class PythonInts(ConsumersPart):
         out: list[Value] = []
         for root in self.u.roots(creation):
             for member in self.facts.groups.get(root, [root]):
-                if member[0] != "a" or not isinstance(member[1], int):
+                if not isinstance(member, MemberKey) or not isinstance(member.owner, int):
                     continue
-                qualname = self.c.types.class_qualname(member[1])
+                qualname = self.c.types.class_qualname(member.owner)
                 if qualname is None:
                     continue
-                for value in self.view.external_writes(qualname, member[2]):
+                for value in self.view.external_writes(qualname, member.attr):
                     if value.is_pointer and value.python_int and not value.array:
                         out.append(value)
         return out
@@ -125,7 +125,7 @@ class PythonInts(ConsumersPart):
         return any(self.c.bindings.get(m) or self.c.adds.get(m) for m in members)
 
     def _is_parameter(self, key: Key) -> bool:
-        if key[0] != "n":
+        if not isinstance(key, NameKey):
             return False
         if self._parameters is None:  # scope id -> its function's parameter names, built on the first ask
             c = self.c
@@ -133,7 +133,7 @@ class PythonInts(ConsumersPart):
             self._parameters = {c.function_scopes[id(f)]: {a.arg for a in (*f.args.posonlyargs, *f.args.args,
                                                                              *f.args.kwonlyargs)}
                                 for f in functions if id(f) in c.function_scopes}
-        return key[2] in self._parameters.get(key[1], ())
+        return key.name in self._parameters.get(key.scope, ())
 
     def _sign(self, leaf: ast.AST) -> str | None:
         """Why one source of Python ints may be negative, or None."""

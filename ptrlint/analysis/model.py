@@ -17,7 +17,8 @@ from typing import Callable
 from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .boundary import ModuleContext
 from .names import AnalysisOptions
-from .records import Binding, Cast, Creation, CtypesCall, FunctionNode, Key, ScalarWrite, UnionFind
+from .records import (Binding, Cast, Creation, CreationKey, CtypesCall, FunctionNode, Key, MemberKey, NameKey,
+                      ObjectAttributeKey, PendingNameKey, ScalarWrite, UnionFind)
 from .scopes import LiteScope
 from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, positional, raw_view_of, unstarred
 from .types import TypeResolver
@@ -45,7 +46,7 @@ class SemanticModel:
         self.cls_params: dict[Key, int] = {}  # canonical key of a classmethod's first parameter -> class id
         self.class_methods: dict[int, dict[str, FunctionNode]] = {}
         self.class_names: dict[Key, int] = {}  # canonical key of a class name -> class id
-        self.functions: dict[Key, FunctionNode] = {}
+        self.functions: dict[NameKey, FunctionNode] = {}  # module functions and methods, by their name
         self.function_scopes: dict[int, int] = {}  # id(function) -> id of its scope (parameter keys)
         self.creation_by_id: dict[int, Creation] = {}
         self.targets: dict[int, tuple[str, ast.AST]] = {}  # creation call id -> (target name, node)
@@ -69,7 +70,8 @@ class SemanticModel:
         # (location, creation): a creation stored into a name or attribute. Directional: what is written
         # through the location reaches the creation, but two creations stored into one location (a
         # dataclass field filled all over the module, a name reassigned) never alias each other.
-        self.flows: list[tuple[Key, Key]] = []
+        self._resolved: dict[tuple[int, str], NameKey] = {}  # (id of the read scope, name) -> its key
+        self.flows: list[tuple[Key, CreationKey]] = []  # (location, creation stored in it)
         self.type_memo: dict[Key, int | str | None] | None = None
         self.types = TypeResolver(self)
 
@@ -116,11 +118,20 @@ class SemanticModel:
             return {".".join([q, *reversed(parts)]) for q in self.qualified_names(alias)} if alias is not node else set()
         return {".".join([base, *reversed(parts)])}
 
-    def name_key(self, node: ast.Name) -> Key:
+    def name_key(self, node: ast.Name) -> NameKey | PendingNameKey:
         scope = self.scope_of(node)
         if self.finalized:
-            return ("n", id(scope.resolve(node.id)), node.id)
-        return ("r", id(scope), node.id)
+            return self.resolved(scope, node.id)
+        return PendingNameKey(id(scope), node.id)
+
+    def resolved(self, scope: LiteScope, name: str) -> NameKey:
+        """The key of ``name`` read in ``scope`` once every binding is known (one key object per read
+        scope and name: the model asks hundreds of thousands of times on a large module)."""
+        read = (id(scope), name)
+        key = self._resolved.get(read)
+        if key is None:
+            key = self._resolved[read] = NameKey(id(scope.resolve(name)), name)
+        return key
 
     def key_of(self, node: ast.AST) -> Key | None:
         if isinstance(node, ast.Name):
@@ -131,7 +142,7 @@ class SemanticModel:
                 return None
             return self.attribute_key(base, node.attr)
         if isinstance(node, ast.Call) and self.is_creation_call(node):
-            return ("c", id(node))
+            return CreationKey(id(node))
         entry = entry_name(node)
         if entry is not None:  # `d["ptrs"]`: one entry of a dict, a location of its own
             base = self.key_of(node.value)  # type: ignore[attr-defined]
@@ -144,16 +155,14 @@ class SemanticModel:
         if class_id is None and self.type_memo is not None:
             class_id = self.types.type_of(base)
         if class_id is not None:
-            return ("a", class_id, attr)
-        return ("o", base, attr)
+            return MemberKey(class_id, attr)
+        return ObjectAttributeKey(base, attr)
 
     def canonical(self, key: Key) -> Key:
-        kind = key[0]
-        if kind == "r":
-            scope = self.scopes[key[1]]
-            return ("n", id(scope.resolve(key[2])), key[2])
-        if kind == "o":
-            return self.attribute_key(self.canonical(key[1]), key[2])
+        if isinstance(key, PendingNameKey):
+            return self.resolved(self.scopes[key.scope], key.name)
+        if isinstance(key, ObjectAttributeKey):
+            return self.attribute_key(self.canonical(key.base), key.attr)
         return key
 
     def is_creation_call(self, node: ast.Call) -> bool:
@@ -275,7 +284,7 @@ class SemanticModel:
     def link(self, location: Key, source: Key | None) -> None:
         if source is None:
             return
-        if source[0] == "c":
+        if isinstance(source, CreationKey):
             self.flows.append((location, source))
         else:
             self.edges.append((location, source))

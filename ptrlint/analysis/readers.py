@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .consumer_parts import ConsumersPart
-from .records import FunctionNode, Key
+from .records import FunctionNode, Key, MemberKey, ObjectAttributeKey
 from .syntax import attr_name
 from .uses import Path, Trail, Use, UseKind
 
@@ -24,15 +24,16 @@ class Readers(ConsumersPart):
     def attribute_readers(self, root: Key, trail: Trail, visited: set[object]) -> list[Use]:
         """Every ``x.attr`` read in this module that may be the attribute ``root`` names (``x`` not
         known to be an instance of another class), and, through the index, in other modules."""
-        attr = root[2]
-        own_class = root[1] if root[0] == "a" and isinstance(root[1], int) else None
+        assert isinstance(root, (MemberKey, ObjectAttributeKey)), root
+        attr = root.attr
+        own_class = root.owner if isinstance(root, MemberKey) and isinstance(root.owner, int) else None
         out: list[Use] = []
         for node in self.u.attribute_loads.get(attr, []):
             if id(node) in visited:
                 continue
             key = self.c.key_of(node)
-            if key is not None and key[0] == "a" and isinstance(key[1], int) and own_class is not None \
-                    and not self.related_classes(key[1], own_class):
+            if isinstance(key, MemberKey) and isinstance(key.owner, int) and own_class is not None \
+                    and not self.related_classes(key.owner, own_class):
                 continue  # an attribute of another class of this module
             visited.add(id(node))
             out.extend(self.u.context(node, trail, visited))
@@ -51,8 +52,8 @@ class Readers(ConsumersPart):
         attrs: dict[str, int | None] = {}
         for root in roots:
             for m in groups.get(root, [root]):
-                if m[0] in ("a", "o") and isinstance(m[2], str) and not m[2].startswith("["):
-                    attrs.setdefault(m[2], m[1] if m[0] == "a" and isinstance(m[1], int) else None)
+                if isinstance(m, (MemberKey, ObjectAttributeKey)) and not m.attr.startswith("["):
+                    attrs.setdefault(m.attr, m.owner if isinstance(m, MemberKey) and isinstance(m.owner, int) else None)
         out = list(roots)
         if not attrs:
             return out
@@ -60,9 +61,9 @@ class Readers(ConsumersPart):
             if root in out:
                 continue
             for m in members:
-                if m[0] in ("a", "o") and m[2] in attrs:
-                    own = attrs[m[2]]
-                    if m[0] == "a" and isinstance(m[1], int) and own is not None and not self.related_classes(m[1], own):
+                if isinstance(m, (MemberKey, ObjectAttributeKey)) and m.attr in attrs:
+                    own = attrs[m.attr]
+                    if isinstance(m, MemberKey) and isinstance(m.owner, int) and own is not None and not self.related_classes(m.owner, own):
                         continue  # the attribute of another class of this module
                     out.append(root)
                     break
@@ -99,7 +100,7 @@ class Readers(ConsumersPart):
         class_id = self.c.method_class.get(id(function))
         if class_id is not None and any(attr_name(d) in ("property", "cached_property") for d in function.decorator_list):
             # a property's result is read as an attribute, wherever an instance of its class may be
-            readers = self.attribute_readers(("a", class_id, function.name), trail.step(), visited)
+            readers = self.attribute_readers(MemberKey(class_id, function.name), trail.step(), visited)
             return readers or [Use(UseKind.ESCAPE, ret, f"the property `{function.name}`, which nothing in the project "
                                                         "reads", trail.after)]
         calls = self.calls_of(function)

@@ -9,12 +9,108 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Union
 
 from .scopes import LiteScope
 
-Key = tuple  # ("n", scope_id, name) | ("a", class_id, attr) | ("o", base_key, attr) | ("c", call_id) | ("r", ...) provisional
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+# ----- keys: the storage locations of one module ----------------------------------------------------
+# Each kind of key is a tuple whose first item says the kind, so that keys of different kinds never
+# compare equal (a dict of keys mixes them); the classes name the items. Build them with the class
+# (``NameKey(scope_id, "x")``) and test the kind with isinstance.
+class _NameKey(NamedTuple):
+    kind: str
+    scope: int  # id of the scope that binds the name
+    name: str
+
+
+class NameKey(_NameKey):
+    """A local or global name, in the scope that binds it."""
+
+    __slots__ = ()
+
+    def __new__(cls, scope: int, name: str) -> NameKey:
+        return super().__new__(cls, "n", scope, name)
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
+        return self.scope, self.name
+
+
+class _PendingNameKey(NamedTuple):
+    kind: str
+    scope: int  # id of the scope where the name is read (the binding scope is resolved when the walk ends)
+    name: str
+
+
+class PendingNameKey(_PendingNameKey):
+    """A name read before the traversal knows every binding of the module: made a :class:`NameKey` when it ends."""
+
+    __slots__ = ()
+
+    def __new__(cls, scope: int, name: str) -> PendingNameKey:
+        return super().__new__(cls, "r", scope, name)
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
+        return self.scope, self.name
+
+
+class _MemberKey(NamedTuple):
+    kind: str
+    owner: int | str  # id of a class of this module, or the qualified name of another module's class
+    attr: str
+
+
+class MemberKey(_MemberKey):
+    """An attribute of the instances of one class (``self.x`` in every method, ``obj.x`` of a typed ``obj``,
+    a dataclass field), or one entry of it (``attr`` ``"[name]"``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, owner: int | str, attr: str) -> MemberKey:
+        return super().__new__(cls, "a", owner, attr)
+
+    def __getnewargs__(self) -> tuple[int | str, str]:  # type: ignore[override]
+        return self.owner, self.attr
+
+
+class _ObjectAttributeKey(NamedTuple):
+    kind: str
+    base: Key
+    attr: str
+
+
+class ObjectAttributeKey(_ObjectAttributeKey):
+    """An attribute (or an entry, ``attr`` ``"[name]"``) of an object whose class is not known."""
+
+    __slots__ = ()
+
+    def __new__(cls, base: Key, attr: str) -> ObjectAttributeKey:
+        return super().__new__(cls, "o", base, attr)
+
+    def __getnewargs__(self) -> tuple[Key, str]:  # type: ignore[override]
+        return self.base, self.attr
+
+
+class _CreationKey(NamedTuple):
+    kind: str
+    call: int  # id of the creation call
+
+
+class CreationKey(_CreationKey):
+    """The buffer a creation call makes."""
+
+    __slots__ = ()
+
+    def __new__(cls, call: int) -> CreationKey:
+        return super().__new__(cls, "c", call)
+
+    def __getnewargs__(self) -> tuple[int]:  # type: ignore[override]
+        return (self.call,)
+
+
+Key = Union[NameKey, PendingNameKey, MemberKey, ObjectAttributeKey, CreationKey]
 
 
 @dataclass
@@ -40,8 +136,8 @@ class Creation:
     dtype_kwargs: ast.Name | None = None  # `f(x, **opts)` where `opts = dict(dtype=...)`: the name passed with `**`
 
     @property
-    def key(self) -> Key:
-        return ("c", id(self.call))
+    def key(self) -> CreationKey:
+        return CreationKey(id(self.call))
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .records import Binding, FunctionNode, Key, ScalarWrite
+from .records import Binding, FunctionNode, Key, MemberKey, NameKey, ScalarWrite
 from .scopes import resolve_relative
 from .syntax import RAISES_METHODS, attr_name, dotted, entry_name, keyword
 from .traversal import Traversal
@@ -46,7 +46,7 @@ def visit_Nonlocal(c: Traversal, node: ast.Nonlocal) -> None:
 
 def visit_ClassDef(c: Traversal, node: ast.ClassDef) -> None:
     c.m.scope.bind(node.name)
-    c.m.class_names[("n", id(c.m.scope), node.name)] = id(node)
+    c.m.class_names[NameKey(id(c.m.scope), node.name)] = id(node)
     c.m.class_nodes[id(node)] = node
     outer = c.stack[-1] if c.stack else None
     if outer is None:
@@ -69,7 +69,7 @@ def visit_FunctionDef(c: Traversal, node: FunctionNode) -> None:
     enclosing = c.stack[-1] if c.stack else None
     c.m.scope.bind(node.name)
     if not isinstance(enclosing, ast.ClassDef):
-        c.m.functions[("n", id(c.m.scope), node.name)] = node
+        c.m.functions[NameKey(id(c.m.scope), node.name)] = node
     c.stack.append(node)
     scope = c.m.push("function")
     c.m.function_scopes[id(node)] = id(scope)
@@ -80,14 +80,14 @@ def visit_FunctionDef(c: Traversal, node: FunctionNode) -> None:
     for param in every:
         scope.bind(param.arg)
         if param.annotation is not None:
-            c.m.add(c.m.annotations, ("n", id(scope), param.arg), param.annotation)
+            c.m.add(c.m.annotations, NameKey(id(scope), param.arg), param.annotation)
     if isinstance(enclosing, ast.ClassDef):
         decorators = {attr_name(d) for d in node.decorator_list}
         kind = "static" if "staticmethod" in decorators else "class" if "classmethod" in decorators else "instance"
         c.m.method_class[id(node)] = id(enclosing)
         c.m.method_kinds[id(node)] = kind
         if params and kind != "static":
-            first: Key = ("n", id(scope), params[0].arg)
+            first: Key = NameKey(id(scope), params[0].arg)
             (c.m.cls_params if kind == "class" else c.m.self_params)[first] = id(enclosing)
 
 
@@ -124,7 +124,7 @@ def visit_AnnAssign(c: Traversal, node: ast.AnnAssign) -> None:
     key: Key | None
     if isinstance(target, ast.Name) and c.stack and isinstance(c.stack[-1], ast.ClassDef):
         c.m.scope.bind(target.id)
-        key = ("a", id(c.stack[-1]), target.id)  # dataclass-style field
+        key = MemberKey(id(c.stack[-1]), target.id)  # dataclass-style field
         if node.value is not None:
             c.m.add(c.m.bindings, key, Binding("expr", node.value, node))
             inner = field_default(node.value)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterator
 from .calls import unsigned64
 from .factories import factory_signature
 from .lattice import Evidence, Location
-from .records import Creation, FunctionNode
+from .records import Creation, FunctionNode, NameKey
 
 if TYPE_CHECKING:
     from .values import ModuleFacts
@@ -42,13 +42,14 @@ def substitutions(facts: "ModuleFacts") -> Iterator[Substitution]:
             if function is not None:
                 callers.setdefault(id(function), []).append(creation)
     for target, value in c.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
-        function = c.functions.get(c.name_key(value)) if isinstance(value, ast.Name) else None
+        key = c.name_key(value) if isinstance(value, ast.Name) else None
+        function = c.functions.get(key) if isinstance(key, NameKey) else None
         patched = c.qualified_names(target)
         if function is not None and patched:
             callers.setdefault(id(function), []).extend(
                 cr for cr in c.creations if cr.qname in patched and cr.call.func is not value)
     for key, function in c.functions.items():
-        if key[1] != id(c.module_scope):
+        if key.scope != id(c.module_scope):
             continue
         found = factory_signature(c, function)
         if found is None or found[1] is None:

@@ -8,7 +8,7 @@ import ast
 from typing import TYPE_CHECKING, Protocol
 
 from ..names import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, DtypeClass, ELEMENT_TYPE_NAMES, classify_qualified_dtype, classify_string_dtype
-from .records import FunctionNode, Key
+from .records import FunctionNode, Key, NameKey, PendingNameKey
 from .syntax import (annotation_expr, attr_name, ctypes_fields, dotted,
                      string_value)
 
@@ -27,7 +27,7 @@ class TypedTables(Protocol):
     bindings: dict[Key, list[Binding]]
     annotations: dict[Key, list[ast.expr]]
     returns: dict[int, list[ast.expr]]
-    functions: dict[Key, FunctionNode]
+    functions: dict[NameKey, FunctionNode]
     self_params: dict[Key, int]
     cls_params: dict[Key, int]
     class_names: dict[Key, int]
@@ -37,7 +37,7 @@ class TypedTables(Protocol):
 
     def key_of(self, node: ast.AST) -> Key | None: ...
 
-    def name_key(self, node: ast.Name) -> Key: ...
+    def name_key(self, node: ast.Name) -> NameKey | PendingNameKey: ...
 
     def qualified_names(self, node: ast.AST) -> set[str]: ...
 
@@ -169,7 +169,8 @@ class TypeResolver:
         """The module function or method a call's callee refers to: ``f``, ``self.m``, ``Cls.m``, ``obj.m``
         where ``obj`` is known to be a module class instance."""
         if isinstance(func, ast.Name):
-            return self.m.functions.get(self.m.name_key(func))
+            key = self.m.name_key(func)
+            return self.m.functions.get(key) if isinstance(key, NameKey) else None
         if isinstance(func, ast.Attribute):
             class_id = self.receiver_class(func.value)
             if isinstance(class_id, int):

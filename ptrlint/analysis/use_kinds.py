@@ -145,7 +145,7 @@ class UseClassifier(ConsumersPart):
         c = self.c
         class_id = c.method_class.get(id(function))
         if class_id is None:
-            return function.name if any(f is function for k, f in c.functions.items() if k[1] == id(c.module_scope)) \
+            return function.name if any(f is function for k, f in c.functions.items() if k.scope == id(c.module_scope)) \
                 else None
         local = c.class_qualnames.get(class_id)
         return f"{local}.{function.name}" if local else None

@@ -353,7 +353,7 @@ def _find_function(module: _Module, rest: str) -> FunctionNode | None:
             if qualname == head:
                 return c.class_methods.get(class_id, {}).get(method)
         return None
-    return next((f for k, f in c.functions.items() if k[1] == id(c.module_scope) and k[2] == head), None)
+    return next((f for k, f in c.functions.items() if k.scope == id(c.module_scope) and k.name == head), None)
 
 
 def _spelling(pattern: str, among: list[str]) -> list[str]:

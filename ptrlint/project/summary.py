@@ -21,6 +21,7 @@ from ..analysis.lattice import Kind, Location, Origin, Value
 from ..analysis.substitutions import REQUEST, asks_unsigned
 from ..analysis.syntax import CREATION_LAST_NAMES
 from ..analysis.values import ModuleFacts
+from ..analysis.records import MemberKey, NameKey
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,9 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
         return ValueSummary.of(value, path, source)
 
     module_scope = id(c.module_scope)
-    for key, function in c.functions.items():
-        if key[1] == module_scope and wanted(key[2]):
-            _summarise_function(facts, function, key[2], out, keep)
+    for function_key, function in c.functions.items():
+        if function_key.scope == module_scope and wanted(function_key.name):
+            _summarise_function(facts, function, function_key.name, out, keep)
     for class_id, node in c.class_nodes.items():
         qualname = c.class_qualnames.get(class_id)
         if qualname is None:
@@ -130,22 +131,22 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
         if wanted(qualname):
             for name, method in c.class_methods.get(class_id, {}).items():
                 _summarise_function(facts, method, f"{qualname}.{name}", out, keep)
-    attribute_keys = {k for k in c.uf.parent if k[0] == "a"}  # every attribute the module binds, writes or aliases
-    for key in sorted(attribute_keys, key=repr):
-        _kind, class_id, attr = key
+    attribute_keys = {k for k in c.uf.parent if isinstance(k, MemberKey)}  # every attribute the module binds, writes or aliases
+    for member in sorted(attribute_keys, key=repr):
+        class_id, attr = member.owner, member.attr
         if isinstance(class_id, str):  # an attribute of a class from another module, written here
-            value = keep(facts.class_value(facts.root(key), writes_only=True))
+            value = keep(facts.class_value(facts.root(member), writes_only=True))
             if value is not None:
                 out.external_writes[f"{class_id}.{attr}"] = value
         elif class_id in c.class_qualnames and wanted(c.class_qualnames[class_id]):
-            value = keep(facts.class_value(facts.root(key)))
+            value = keep(facts.class_value(facts.root(member)))
             if value is not None:
                 out.attributes[f"{c.class_qualnames[class_id]}.{attr}"] = value
     for key in c.bindings:
-        if key[0] == "n" and key[1] == module_scope and key[2] not in out.classes and wanted(key[2]):
+        if isinstance(key, NameKey) and key.scope == module_scope and key.name not in out.classes and wanted(key.name):
             value = keep(facts.class_value(facts.root(key)))
             if value is not None:
-                out.names[key[2]] = value
+                out.names[key.name] = value
     for creation in c.creations:  # pointer tables asked of another module's dtype-substituting factory
         if creation.factory is not None and creation.substitutes and asks_unsigned(facts, creation):
             held = facts.pointer_holding(creation)
@@ -154,7 +155,7 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
             if value is not None:
                 out.external_writes[f"{creation.factory}.{REQUEST}"] = value
     for target, value in c.patches:  # `torch.empty = _empty`: every module's `torch.empty(...)` calls it
-        if isinstance(value, ast.Name) and ("n", module_scope, value.id) in c.functions and \
+        if isinstance(value, ast.Name) and NameKey(module_scope, value.id) in c.functions and \
                 target.attr in CREATION_LAST_NAMES:
             for patched in sorted(c.qualified_names(target)):
                 out.patches[patched] = f"{module}.{value.id}"

@@ -136,7 +136,7 @@ def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
     facts = ctx.facts
     key = facts.c.alias_key(write.tensor)
     root = facts.root(key) if key is not None else None
-    creations = [facts.c.creation_by_id[k[1]] for k in facts.stored.get(root, []) if k[1] in facts.c.creation_by_id] \
+    creations = [facts.c.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.c.creation_by_id] \
         if root is not None else []
     widths = [classify_dtype(ctx, c) for c in creations]
     title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"
