@@ -39,8 +39,8 @@ from .files import lint_file
 from .manifest import Manifest, signature
 from .permute import permuted
 from .rendered import rendered_from_cache, rendered_json
-from .tasks import Task, classify, derive, restore, restore_given
-from .workers import POOL_MIN_READS, Job, RunPool, execute, use_view
+from .tasks import Role, Stage, Task, classify, derive, restore, restore_given
+from .workers import POOL_MIN_PARSES, POOL_MIN_READS, Job, RunPool, execute, use_view
 
 MAX_ROUNDS = 4
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
@@ -157,7 +157,7 @@ class ProjectRun:
         summary = result.summary if task.imported else None
         task.writes = result.summary if not task.imported else None
         task.result, task.summary, task.consulted = result, summary, result.consulted or {}
-        task.done, task.from_cache = True, False
+        task.stage = Stage.ANALYSED
         self._full_view = None
 
     def _load(self, path: str) -> tuple[str, bytes, str] | FileResult:
@@ -237,13 +237,13 @@ class ProjectRun:
         if not tasks:
             return
         for task in tasks:
-            task.from_cache = False
+            task.stage = Stage.PENDING
         args = [self._args(t) for t in permuted(_largest_first(tasks), "round")]
         by_path = {t.path: t for t in tasks}
         # the first round runs in the workers that parsed ahead; later rounds start theirs with the view
         outputs = self._pool.first_round(args, view) if self._pool.ahead else None
         self._pool.close()
-        if outputs is None and (self.jobs == 1 or len(tasks) < 4):
+        if outputs is None and (self.jobs == 1 or len(tasks) < POOL_MIN_PARSES):
             use_view(view)
             outputs = [execute(a) for a in args]
         elif outputs is None:
@@ -286,14 +286,14 @@ class ProjectRun:
             candidates.start(connections)
             again = []
             for task in permuted(list(self.tasks.values()), "settle"):
-                if task.candidate and not task.analyse:
+                if task.role is Role.CANDIDATE:
                     if candidates.connected(task, lambda t: self._connected(t, connections)):
-                        task.analyse, task.light, task.summary = True, False, None
+                        task.role, task.summary = Role.CONNECTED, None
                         self._close_dependencies([task])
                         if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
                             again.append(task)
                 elif not task.light and task.done and consulted_changed(task.consulted, view, task.module, task.bases,
-                                                                        fresh=not task.from_cache):
+                                                                        fresh=task.stage is not Stage.RESTORED):
                     again.append(task)
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
             for module in permuted(sorted(wanted), "wanted"):  # lookups into modules nobody had read yet
@@ -307,7 +307,7 @@ class ProjectRun:
                         added.summary = added.light_summary()
                 elif known is not None and not known.imported and not known.light:
                     known.imported = True  # looked into after all: analysed again with its full summary
-                    known.from_cache = False
+                    known.stage = Stage.PENDING
                     if all(t is not known for t in again):
                         again.append(known)
             if not again:
@@ -367,9 +367,9 @@ def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileR
     """Findings, summary and what they read, by content; with the rendered fixes when shown."""
     if cache is None or result.error is not None or task.path in texts:
         return
-    if task.from_cache and (rendered is None or task.rendered is not None):
+    if task.stage is Stage.RESTORED and (rendered is None or task.rendered is not None):
         return  # the entry holds all of it already
-    if task.light and not task.analyse:  # summarised from its text alone: nothing to keep
+    if task.light:  # summarised from its text alone: nothing to keep
         return
     kept = task.summary if task.summary is not None else task.writes
     extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
@@ -421,7 +421,7 @@ def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
     task.summary, task.writes = (None, summary) if partial else (summary, None)
     task.consulted = dict(extra["consulted"])
     task.rendered = extra.get("rendered")
-    task.done = task.from_cache = True
+    task.stage = Stage.RESTORED
     return True
 
 
@@ -430,7 +430,7 @@ def _imports_any(real: str, linted: set[str], manifest: Manifest | None, setting
     from its manifest record when unchanged, else from its text (and then recorded)."""
     sig = signature(real) if manifest is not None else None
     record = manifest.get(real, sig) if manifest is not None else None
-    if record is None or (record["e"] and "ms" not in record):
+    if record is None or (record["evidence"] and "imported_modules" not in record):
         try:
             with open(real, "rb") as handle:
                 text = handle.read().decode("utf-8", errors="replace")
@@ -438,11 +438,11 @@ def _imports_any(real: str, linted: set[str], manifest: Manifest | None, setting
             return False
         evidence = has_evidence(text, settings.config)
         name, is_package = module_name(real)
-        record = {"e": evidence, "t": None, "ms": sorted(imported_modules(text, name, is_package))} if evidence \
-            else {"e": False, "t": None}
+        record = {"evidence": evidence, "site": None, "imported_modules": sorted(imported_modules(text, name, is_package))} \
+            if evidence else {"evidence": False, "site": None}
         if manifest is not None:
             manifest.put(real, sig, record)
-    return bool(record["e"]) and any(m in linted for m in record["ms"])
+    return bool(record["evidence"]) and any(m in linted for m in record["imported_modules"])
 
 
 def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple], tuple[str, str] | None]) -> None:

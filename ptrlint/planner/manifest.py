@@ -5,7 +5,11 @@ For every file the index read, the manifest keeps its ``stat`` signature (modifi
 nanoseconds, size, inode) with what the planner derived from the text: whether it holds pointer
 evidence and a site, its dotted name, its cache key (the content hash), its imports, its light
 summary and, for candidates, which names of its imported modules it spells. When a file's
-signature matches, that record stands in for reading the file (ruff validates its cache by
+signature matches, that record stands in for reading the file. A record's keys: ``evidence``,
+``site`` (the prefilter's answers; ``site`` is None for a project file only looked into),
+``module``, ``is_package``, ``cache_key``, ``size`` (characters), ``bindings`` (local name ->
+imported module), ``imported_modules``, ``light_summary`` and, for a candidate,
+``attribute_uses`` (local name -> the attributes it spells) (ruff validates its cache by
 metadata the same way; the content hash in the key still decides the findings).
 
 A record is stored only for a file whose modification time is at least ``SETTLE_NS`` older than
@@ -23,7 +27,7 @@ import tempfile
 import time
 from typing import Any
 
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: readable record keys
 SETTLE_NS = 2_000_000_000  # 2 s: FAT's granularity; ext4, APFS and NTFS are far finer
 
 Signature = tuple[int, int, int]

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from .. import engine
 from ..model import Edit, Finding, Fix
-from .tasks import Task
+from .tasks import Stage, Task
 
 
 def rendered_json(fix: Fix) -> dict:
@@ -30,7 +30,7 @@ def _from_rendered_json(fix: Fix, data: dict | None) -> Fix | None:
 def rendered_from_cache(task: Task, findings: list[Finding]) -> list[Finding]:
     """The findings with their fixes' text edits: from the cache entry of this content and these
     findings when it holds them (libcst on a large file costs seconds), else rendered now."""
-    if task.from_cache and task.rendered is not None and len(task.rendered) == len(findings):
+    if task.stage is Stage.RESTORED and task.rendered is not None and len(task.rendered) == len(findings):
         out = []
         for finding, data in zip(findings, task.rendered):
             if finding.fix is not None:  # no edits: the rewrite engine could not apply this fix

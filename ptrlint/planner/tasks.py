@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -27,20 +28,41 @@ from ..sources import read_source
 from .manifest import Manifest, Signature, signature
 
 
+class Role(Enum):
+    """What a module of the run is analysed for."""
+
+    FINDINGS = "findings"  # given, with pointer evidence and a site: its findings are wanted
+    SUMMARY = "summary"  # pointer evidence but no findings wanted (a module the given ones import): its summary
+    CANDIDATE = "candidate"  # given, a site but no evidence of its own: summarised from its text until connected
+    CONNECTED = "connected"  # a candidate that other modules connect to pointer values: analysed for findings
+    LIGHT = "light"  # no evidence: summarised from its text alone (classes and re-exports)
+
+    @staticmethod
+    def of(linted: bool, evidence: bool, site: bool) -> Role:
+        if not evidence:
+            return Role.CANDIDATE if linted and site else Role.LIGHT
+        return Role.FINDINGS if linted and site else Role.SUMMARY
+
+
+class Stage(Enum):
+    """Where a module's analysis stands in the run."""
+
+    PENDING = "pending"  # not analysed yet (or to be analysed again)
+    RESTORED = "restored"  # result and summary restored from the cache; run again if what it consulted changed
+    ANALYSED = "analysed"  # analysed in this run
+
+
 @dataclass
 class Task:
     path: str  # as given (for reports)
     real: str
     module: str
     is_package: bool
-    analyse: bool  # findings wanted; else only the module's summary
+    role: Role
     linted: bool  # given on the command line: its results are reported
     key: str = ""  # the cache key of its content (the bytes themselves are not kept)
     text: str = ""
-    candidate: bool = False  # a site but no evidence of its own: analysed once connected
-    light: bool = False  # summarised from its text alone (no evidence: classes and re-exports)
-    done: bool = False
-    from_cache: bool = False
+    stage: Stage = Stage.PENDING
     summary: ModuleSummary | None = None
     consulted: dict[str, str] = field(default_factory=dict)
     result: FileResult | None = None
@@ -56,6 +78,25 @@ class Task:
     _modules: set[str] | None = None
     _uses: dict[str, frozenset[str]] | None = None
     _light: ModuleSummary | None = None
+
+    @property
+    def analyse(self) -> bool:
+        """Its findings are wanted (else only its summary, or its text alone)."""
+        return self.role is Role.FINDINGS or self.role is Role.CONNECTED
+
+    @property
+    def light(self) -> bool:
+        """Summarised from its text alone (for now, if a candidate)."""
+        return self.role is Role.LIGHT or self.role is Role.CANDIDATE
+
+    @property
+    def candidate(self) -> bool:
+        """Given with a site but no evidence of its own (connected or not)."""
+        return self.role is Role.CANDIDATE or self.role is Role.CONNECTED
+
+    @property
+    def done(self) -> bool:
+        return self.stage is not Stage.PENDING
 
     @property
     def bases(self) -> tuple[Path, ...]:
@@ -126,29 +167,30 @@ class Task:
 def record_of(task: Task, evidence: bool, site: bool) -> dict[str, Any]:
     """Everything :func:`restore` needs to rebuild ``task`` without its text."""
     record: dict[str, Any] = {
-        "e": evidence, "t": site, "mod": task.module, "pkg": task.is_package, "k": task.key, "n": task.size,
-        "b": task.bindings(), "ms": sorted(task.modules()), "ls": task.light_summary().to_json(),
+        "evidence": evidence, "site": site, "module": task.module, "is_package": task.is_package,
+        "cache_key": task.key, "size": task.size, "bindings": task.bindings(),
+        "imported_modules": sorted(task.modules()), "light_summary": task.light_summary().to_json(),
     }
     if site and not evidence:  # a candidate: which names of its imports it spells
-        record["u"] = {local: sorted(task.attribute_uses(local)) for local in task.bindings()}
+        record["attribute_uses"] = {local: sorted(task.attribute_uses(local)) for local in task.bindings()}
     return record
 
 
 def restore(record: dict[str, Any], path: str, real: str, linted: bool) -> Task | None:
     """The task a record describes, or None when it no longer applies (a package moved, so the
     module's dotted name changed) or holds only the prefilter's answer."""
-    if "mod" not in record:
+    if "module" not in record:
         return None
     name, is_package = module_name(real)
-    if (name, is_package) != (record["mod"], record["pkg"]):
+    if (name, is_package) != (record["module"], record["is_package"]):
         return None
-    evidence, site = record["e"], record["t"]
-    task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=record["k"],
-                candidate=linted and site and not evidence, light=not evidence, has_text=False, size=record["n"])
-    task._bindings, task._modules = dict(record["b"]), set(record["ms"])
-    task._light = ModuleSummary.from_json(record["ls"])
-    if "u" in record:
-        task._uses = {local: frozenset(attrs) for local, attrs in record["u"].items()}
+    evidence, site = record["evidence"], record["site"]
+    task = Task(path, real, name, is_package, Role.of(linted, evidence, site), linted, key=record["cache_key"],
+                has_text=False, size=record["size"])
+    task._bindings, task._modules = dict(record["bindings"]), set(record["imported_modules"])
+    task._light = ModuleSummary.from_json(record["light_summary"])
+    if "attribute_uses" in record:
+        task._uses = {local: frozenset(attrs) for local, attrs in record["attribute_uses"].items()}
     return task
 
 
@@ -164,8 +206,7 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
         evidence, site = evidence_and_site(text, settings.config)
     name, is_package = module_name(real)
     key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
-    task = Task(path, real, name, is_package, analyse=linted and evidence and site, linted=linted, key=key, text=text,
-                candidate=linted and site and not evidence, light=not evidence, size=len(text))
+    task = Task(path, real, name, is_package, Role.of(linted, evidence, site), linted, key=key, text=text, size=len(text))
     task.modules(), task.light_summary()  # what the planner needs of the text, derived here (in a worker)
     record = record_of(task, evidence, site) if settings.cache_dir else None
     if not keep_text:
@@ -190,7 +231,7 @@ def classify(path: str, settings: Settings, texts: dict[str, str]
     overridden = overridden or real in texts
     evidence, site = evidence_and_site(text, settings.config)
     if not evidence and not site:
-        return FileResult(path=path), sig, None if overridden else {"e": False, "t": False}
+        return FileResult(path=path), sig, None if overridden else {"evidence": False, "site": False}
     task, record = derive(path, real, data, text, settings, True, overridden, evidence, site)
     return _given(task), sig, None if overridden else record
 
@@ -200,7 +241,7 @@ def restore_given(manifest: Manifest, path: str, real: str) -> Task | FileResult
     record = manifest.get(real, signature(real))
     if record is None:
         return None
-    if record["e"] is False and record["t"] is False:  # the prefilter's answer: nothing to do
+    if record["evidence"] is False and record["site"] is False:  # the prefilter's answer: nothing to do
         return FileResult(path=path)
     task = restore(record, path, real, True)
     return _given(task) if task is not None else None

@@ -99,12 +99,12 @@ def test_recently_written_files_are_not_trusted(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(PLAIN)
     manifest = Manifest(str(tmp_path / "cache"), "f" * 32)
-    manifest.put(str(path), signature(str(path)), {"e": False, "t": False})
+    manifest.put(str(path), signature(str(path)), {"evidence": False, "site": False})
     assert not manifest.dirty and manifest.get(str(path), signature(str(path))) is None
     old = time.time_ns() - 2 * SETTLE_NS
     os.utime(path, ns=(old, old))
-    manifest.put(str(path), signature(str(path)), {"e": False, "t": False})
-    assert manifest.get(str(path), signature(str(path))) == {"e": False, "t": False}
+    manifest.put(str(path), signature(str(path)), {"evidence": False, "site": False})
+    assert manifest.get(str(path), signature(str(path))) == {"evidence": False, "site": False}
 
 
 def test_a_moved_package_boundary_is_not_served_from_the_manifest(ptrlint, tmp_path):
@@ -153,7 +153,7 @@ def test_deleted_files_leave_the_manifest(tmp_path):
         os.utime(path, ns=(old, old))
     manifest = Manifest(str(tmp_path / "cache"), "f" * 32)
     for path in (kept, gone):
-        manifest.put(str(path), signature(str(path)), {"e": False, "t": False})
+        manifest.put(str(path), signature(str(path)), {"evidence": False, "site": False})
     gone.unlink()
     manifest.save()
     assert set(Manifest(str(tmp_path / "cache"), "f" * 32).records) == {str(kept)}
