@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import gc
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Callable, Iterable, TypeVar
 
@@ -40,7 +39,7 @@ from .manifest import Manifest, signature
 from .permute import permuted
 from .rendered import rendered_from_cache, rendered_json
 from .tasks import Role, Stage, Task, classify, derive, restore, restore_given
-from .workers import POOL_MIN_PARSES, POOL_MIN_READS, Job, RunPool, execute, use_view
+from .workers import POOL_MIN_READS, Job, RunPool
 
 MAX_ROUNDS = 4
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
@@ -240,15 +239,7 @@ class ProjectRun:
             task.stage = Stage.PENDING
         args = [self._args(t) for t in permuted(_largest_first(tasks), "round")]
         by_path = {t.path: t for t in tasks}
-        # the first round runs in the workers that parsed ahead; later rounds start theirs with the view
-        outputs = self._pool.first_round(args, view) if self._pool.ahead else None
-        self._pool.close()
-        if outputs is None and (self.jobs == 1 or len(tasks) < POOL_MIN_PARSES):
-            use_view(view)
-            outputs = [execute(a) for a in args]
-        elif outputs is None:
-            with ProcessPoolExecutor(max_workers=self.jobs, initializer=use_view, initargs=(view,)) as pool:
-                outputs = list(pool.map(execute, args, chunksize=1))
+        outputs = self._pool.run_round(args, view)
         for arg, result in zip(args, outputs):
             self._done(by_path[arg[0]], result)
 

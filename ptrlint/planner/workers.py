@@ -196,6 +196,20 @@ class RunPool:
     def ahead(self) -> bool:
         return bool(self._ahead)
 
+    def run_round(self, jobs: list[Job], view: ProjectView) -> list[FileResult]:
+        """One round of analyses with ``view``, results in the order of ``jobs``: the first round in the
+        workers that parsed ahead; a later one in this process (one job, or ``jobs`` of 1) or in a
+        pool started with the view (this pool is closed after the first round)."""
+        outputs = self.first_round(jobs, view) if self.ahead else None
+        self.close()
+        if outputs is not None:
+            return outputs
+        if self.jobs == 1 or len(jobs) < POOL_MIN_PARSES:
+            use_view(view)
+            return [execute(job) for job in jobs]
+        with ProcessPoolExecutor(max_workers=self.jobs, initializer=use_view, initargs=(view,)) as pool:
+            return list(pool.map(execute, jobs, chunksize=1))
+
     def first_round(self, jobs: list[Job], view: ProjectView) -> list[FileResult]:
         """The first round in this pool: the plan published, the modules parsed ahead analysed by
         the workers that parsed them, every other module (and those not reached) as usual."""
