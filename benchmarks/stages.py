@@ -35,8 +35,8 @@ RESULTS = HERE / "results"
 # Runs in a child process inside the tree: wraps the stages, runs the CLI, prints JSON seconds.
 _CHILD = r"""
 import json, sys, time
-import ptrlint.analysis.device as device
-import ptrlint.analysis.values as values
+import ptrlint.analysis.semantic.device as device
+import ptrlint.analysis.values.facts as values
 import ptrlint.engine as engine
 import ptrlint.project.link as link
 from ptrlint.planner import index

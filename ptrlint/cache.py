@@ -13,7 +13,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .model import Finding
+from .findings import Finding
 
 if TYPE_CHECKING:
     from .settings import Settings

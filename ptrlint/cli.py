@@ -177,7 +177,7 @@ def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | Non
 def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # type: ignore[no-untyped-def]
     """The files to lint, grouped by configuration, and each configuration's settings (or an exit status)."""
     from .config import ConfigError, ConfigResolver
-    from .files import discover
+    from .discovery import discover
     from .settings import SelectionError
 
     try:

@@ -14,16 +14,16 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from .analysis.device import parse_host
+from .analysis.semantic.device import parse_host
 from .analysis.boundary import ModuleContext
-from .analysis.names import analysis_options
+from .analysis.options import analysis_options
 from .analysis.source import SourceMap
-from .analysis.lattice import Location
-from .analysis.values import ModuleFacts, collect
+from .analysis.values.lattice import Location
+from .analysis.values.facts import ModuleFacts, collect
 from .config import Config
-from .files import display_path
+from .discovery import display_path
 from .gcpause import one_module
-from .model import FileError, FileResult, Finding, Fix, Related
+from .findings import FileError, FileResult, Finding, Fix, Related
 from .prefilter import prefilter
 from .rewrite.apply import apply_fixes
 from .rules import ALL_RULES
@@ -91,7 +91,7 @@ def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link:
     """Findings of one decoded source text, with fix intents (raises ParseError).
 
     Kernel bodies (Triton, CuTe DSL, ...) are blanked before parsing when that checks out: they
-    hold no host tensors, and they are most of a kernel-heavy file (analysis/device.py). ``link``
+    hold no host tensors, and they are most of a kernel-heavy file (analysis/semantic/device.py). ``link``
     answers what other modules of the project say.
     """
     return analyse_module(text, path, config, enabled, link).findings

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 
-from .analysis.scopes import LiteScope
+from .analysis.semantic.scopes import LiteScope
 from .analysis.source import SourceMap
-from .model import Intent
+from .findings import Intent
 
 
 def _intent(source: SourceMap, node: ast.AST, action: str, value: str) -> Intent:

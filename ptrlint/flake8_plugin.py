@@ -16,7 +16,7 @@ from . import __version__
 from .config import Config, ConfigError, resolve_config
 from .planner import lint_text
 from .settings import Settings, select_codes
-from .files import excluded_reason
+from .discovery import excluded_reason
 
 
 @lru_cache(maxsize=64)

@@ -28,8 +28,8 @@ from .config import Config, ConfigError, resolve_config
 from .engine import render_fixes
 from .planner import lint_text
 from .settings import Settings, select_codes
-from .files import excluded_reason
-from .model import Finding
+from .discovery import excluded_reason
+from .findings import Finding
 
 DEBOUNCE_SECONDS = 0.25
 SOURCE = "ptrlint"

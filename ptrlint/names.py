@@ -1,7 +1,7 @@
 """Canonical name tables: dtypes, creation calls, casts, ctypes wrappers, and name evidence (the pointer
 and look-alike name patterns). Imports only the address catalogue.
 
-Everything here is keyed by *qualified* names as the scope model (analysis/scopes.py) resolves them
+Everything here is keyed by *qualified* names as the scope model (analysis/semantic/scopes.py) resolves them
 (``import torch as th; th.long`` -> ``torch.long``), never by the text a file happens to use.
 """
 
@@ -164,7 +164,7 @@ TENSOR_RESULT_METHODS = frozenset({"to", "cuda", "cpu", "clone", "contiguous", "
                                    "copy_to_gpu"})
 # Attributes that view a buffer without changing its values (CpuGpuBuffer, numpy).
 VIEW_ATTRIBUTES = frozenset({"np", "cpu", "gpu", "T", "data"})
-# Methods and functions uint64 tensors lack kernels for (analysis/uses.py: uses that need int64, or order).
+# Methods and functions uint64 tensors lack kernels for (analysis/consumers/uses.py: uses that need int64, or order).
 UNSAFE_METHODS = frozenset({
     "max", "min", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "aminmax", "mean",
     "searchsorted", "index_select", "index_put_", "index_put", "index_add_", "index_add", "diff", "bucketize",

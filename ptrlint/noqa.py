@@ -9,7 +9,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .analysis.source import SourceMap
-from .model import FileError, Finding
+from .findings import FileError, Finding
 from .rewrite.apply import FileChangedError, write_atomic
 from .sources import decode, unified_diff
 

@@ -117,7 +117,7 @@ class _Evidence:
         A source word (``ctypes``, the array interfaces, the address catalogue, a configured pointer
         function) is evidence anywhere in code, an address attribute (``.ptr``, ``.buffer_ptrs``)
         wherever it is read. A pointer *word* is evidence only
-        as a name the analysis reads as one (analysis/names.py and its callers): a table name
+        as a name the analysis reads as one (analysis/options.py and its callers): a table name
         (``src_ptrs``, ``addr_list``: a creation's data) wherever it stands; any other pointer name
         only where it names a creation or a getter: called (``get_addr(``, not ``def get_addr(``),
         assigned (``x_ptr =``, ``x_ptr :=``, a keyword ``x_ptr=``), a field (``x_ptr: int``) or a

@@ -9,7 +9,7 @@ import os
 import tokenize
 from functools import lru_cache
 
-from .model import FileError, FileResult
+from .findings import FileError, FileResult
 
 
 def decode(data: bytes) -> tuple[str, str]:

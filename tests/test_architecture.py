@@ -205,11 +205,11 @@ def _protocol_members(protocol: type) -> set[str]:
 
 @pytest.mark.parametrize("implementation, protocol", [
     ("ptrlint.project.view:ProjectView", "ptrlint.analysis.boundary:ProjectLookup"),
-    ("ptrlint.analysis.consumers:Consumers", "ptrlint.analysis.consumer_parts:UseSearch"),
-    ("ptrlint.analysis.use_kinds:UseClassifier", "ptrlint.analysis.consumer_parts:ArgumentUses"),
-    ("ptrlint.analysis.held:HeldUses", "ptrlint.analysis.consumer_parts:HeldValues"),
-    ("ptrlint.analysis.readers:Readers", "ptrlint.analysis.consumer_parts:ReturnReaders"),
-    ("ptrlint.analysis.model:SemanticModel", "ptrlint.analysis.types:TypedTables"),
+    ("ptrlint.analysis.consumers.search:Consumers", "ptrlint.analysis.consumers.consumer_parts:UseSearch"),
+    ("ptrlint.analysis.consumers.use_kinds:UseClassifier", "ptrlint.analysis.consumers.consumer_parts:ArgumentUses"),
+    ("ptrlint.analysis.consumers.held:HeldUses", "ptrlint.analysis.consumers.consumer_parts:HeldValues"),
+    ("ptrlint.analysis.consumers.readers:Readers", "ptrlint.analysis.consumers.consumer_parts:ReturnReaders"),
+    ("ptrlint.analysis.semantic.model:SemanticModel", "ptrlint.analysis.semantic.types:TypedTables"),
 ])
 def test_each_protocol_is_implemented(implementation, protocol):
     """The protocols a lower module declares are met by the class above that is handed in (mypy checks
@@ -238,7 +238,7 @@ def test_one_traversal_and_no_tree_walk_in_rules():
     one: the consumer search, asked only when a finding needs its fix chosen, indexes parents, loads
     and calls in one more walk (``Consumers.build_index``, once per module). Rules and queries may
     look inside an expression or a function a fact hands them; nothing else walks the module."""
-    allowed = {("ptrlint.analysis.facts", "FactCollector._walk"), ("ptrlint.analysis.consumers", "Consumers.build_index")}
+    allowed = {("ptrlint.analysis.semantic.collector", "FactCollector._walk"), ("ptrlint.analysis.consumers.search", "Consumers.build_index")}
     found = set()
     for module, path in _modules().items():
         if not module.startswith(("ptrlint.analysis", "ptrlint.rules")):
@@ -261,3 +261,27 @@ def _walks_a_part(arg: ast.expr) -> bool:
     second traversal."""
     name = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else None
     return name not in ("module", "tree")
+
+
+def test_the_analysis_layers_import_downward():
+    """analysis/semantic (the traversal and the model) < analysis/values (what values are addresses)
+    < analysis/consumers (where they go): no layer imports one above it, annotations included.
+    boundary.py and options.py sit beside them: any layer may use them."""
+    order = ["ptrlint.analysis.semantic", "ptrlint.analysis.values", "ptrlint.analysis.consumers"]
+    graph = _graph(type_checking=True)
+    for module, targets in graph.items():
+        layer = next((i for i, p in enumerate(order) if module.startswith(p + ".")), None)
+        if layer is None:
+            continue
+        above = [t for t in targets if any(t.startswith(p + ".") or t == p for p in order[layer + 1:])]
+        assert not above, f"{module} imports {sorted(above)}, a layer above it"
+
+
+def test_module_names_are_unique():
+    """No two modules share a file name across folders (one `model.py`, one `consumers.py`)."""
+    seen: dict[str, str] = {}
+    for module, path in _modules().items():
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        assert path.name not in seen, f"{module} and {seen[path.name]} share the name {path.name}"
+        seen[path.name] = module

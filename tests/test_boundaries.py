@@ -49,7 +49,7 @@ def test_built_wheel_ships_the_runtime_under_ptrlint(tmp_path):
     wheel = next(tmp_path.glob("ptrlint-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("ptrlint/runtime/__init__.py", "ptrlint/runtime/guard.py", "ptrlint/runtime/_triton_kernel.py",
-                     "ptrlint/rules/signed_pointer_dtype.py", "ptrlint/cli.py", "ptrlint/analysis/facts.py",
+                     "ptrlint/rules/signed_pointer_dtype.py", "ptrlint/cli.py", "ptrlint/analysis/semantic/collector.py",
                      "ptrlint/rewrite/render.py", "ptrlint/planner/index.py", "ptrlint/notebook.py"):
         assert required in names
     assert not any(n.startswith(("runtime/", "tests/", "benchmarks/")) for n in names)

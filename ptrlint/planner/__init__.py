@@ -15,7 +15,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Sequence
 
 from .. import engine
-from ..model import FileResult
+from ..findings import FileResult
 from ..settings import Settings
 from ..sources import file_size
 from .files import lint_file, lint_notebook, process_file, quick_result

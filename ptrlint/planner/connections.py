@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..analysis.names import AnalysisOptions
+from ..analysis.options import AnalysisOptions
 from ..names import NamePatterns
 from ..project.summary import ModuleSummary
 from ..project.view import ProjectView

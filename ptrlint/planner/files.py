@@ -11,7 +11,7 @@ from dataclasses import replace
 from .. import engine
 from ..cache import Cache
 from ..engine import ProjectLink
-from ..model import FileError, FileResult, Finding, Fix
+from ..findings import FileError, FileResult, Finding, Fix
 from ..notebook import Notebook, NotebookError
 from ..prefilter import prefilter
 from ..rewrite.apply import FileChangedError, write_atomic

@@ -20,10 +20,10 @@ from dataclasses import replace
 from typing import Callable, Iterable, TypeVar
 
 from .. import engine
-from ..analysis.names import analysis_options
+from ..analysis.options import analysis_options
 from ..cache import Cache
 from ..gcpause import keep_heap, one_module, planning_heap
-from ..model import FileResult, Finding
+from ..findings import FileResult, Finding
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
 from ..project.layout import forget_listings, module_file, module_name, project_files, project_root

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import engine
-from ..model import Edit, Finding, Fix
+from ..findings import Edit, Finding, Fix
 from .tasks import Stage, Task
 
 

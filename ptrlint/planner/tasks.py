@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from ..cache import Cache
 from ..lexer import is_word_char, skip_space_ahead, skip_space_back
-from ..model import FileResult
+from ..findings import FileResult
 from ..prefilter import evidence_and_site
 from ..project.imports import imported_bindings, imported_modules, read_imports
 from ..project.layout import module_name, search_bases

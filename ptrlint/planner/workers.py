@@ -29,8 +29,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from .. import engine
-from ..analysis.device import parse_host
-from ..model import FileResult
+from ..analysis.semantic.device import parse_host
+from ..findings import FileResult
 from ..project.link import ModuleLink
 from ..project.view import ProjectView
 from ..settings import Settings

@@ -1,6 +1,6 @@
 """Consumers across modules: what other modules of the project do with a table (fix safety).
 
-Asked by :mod:`ptrlint.analysis.consumers` through the project view, for the few tables that
+Asked by :mod:`ptrlint.analysis.consumers.search` through the project view, for the few tables that
 leave their module: a function's parameter that receives a table (the callee's module is read),
 the result of a function that returns one (the modules that import it are read; for a method,
 every module that calls a method of that name), an attribute a table is stored in (every module
@@ -27,20 +27,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..analysis.consumers import Consumers
-from ..analysis.uses import Trail, Use, UseKind
-from ..analysis.device import parse_host
-from ..analysis.facts import FactCollector
-from ..analysis.factories import factory_signature
-from ..analysis.records import FactorySignature
-from ..analysis.records import FunctionNode
+from ..analysis.consumers.search import Consumers
+from ..analysis.consumers.uses import Trail, Use, UseKind
+from ..analysis.semantic.device import parse_host
+from ..analysis.semantic.collector import FactCollector
+from ..analysis.semantic.factories import factory_signature
+from ..analysis.semantic.records import FactorySignature
+from ..analysis.semantic.records import FunctionNode
 from ..analysis.boundary import ModuleContext
-from ..analysis.names import AnalysisOptions
+from ..analysis.options import AnalysisOptions
 from ..analysis.source import SourceMap
-from ..analysis.lattice import Location
-from ..analysis.values import ModuleFacts
+from ..analysis.values.lattice import Location
+from ..analysis.values.facts import ModuleFacts
 from ..config import DEFAULT_EXCLUDE
-from ..files import display_path
+from ..discovery import display_path
 from .imports import function_text, imported_bindings, imported_modules, top_level_defs
 from .layout import module_name, project_files, project_root
 
@@ -141,7 +141,7 @@ class ProjectConsumers:
 
     def factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
                 options: AnalysisOptions, depth: int = 0) -> FactorySignature | None:
-        """The factory signature of the module function ``qname`` names (analysis/factories.py).
+        """The factory signature of the module function ``qname`` names (analysis/semantic/factories.py).
 
         Asked for many calls of many modules, so it never analyses the callee's module: it finds
         the function's text (a top-level ``def`` that mentions ``dtype`` and returns), and

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..analysis.syntax import CREATION_LAST_NAMES
+from ..analysis.semantic.syntax import CREATION_LAST_NAMES
 from .imports import imported_bindings
 from .summary import ModuleSummary
 

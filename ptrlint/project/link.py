@@ -1,6 +1,6 @@
 """One module's link to the project index: what the planner lends the engine for one analysis.
 
-The engine asks it for a fresh :class:`~ptrlint.analysis.records.ModuleContext` (the module's dotted
+The engine asks it for a fresh :class:`~ptrlint.analysis.semantic.records.ModuleContext` (the module's dotted
 name and a view of the other modules) and hands back the finished facts, from which it keeps the
 index's share: the module's summary, the answers it consulted and the modules it asked for.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..analysis.boundary import ModuleContext
 from ..analysis.source import SourceMap
-from ..analysis.values import ModuleFacts
+from ..analysis.values.facts import ModuleFacts
 from .layout import module_name, search_bases
 from .summary import summarise
 from .view import ProjectView

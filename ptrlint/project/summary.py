@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis.source import SourceMap
-from ..analysis.lattice import Kind, Location, Origin, Value
-from ..analysis.substitutions import REQUEST, asks_unsigned
-from ..analysis.syntax import CREATION_LAST_NAMES
-from ..analysis.values import ModuleFacts
-from ..analysis.records import MemberKey, NameKey
+from ..analysis.values.lattice import Kind, Location, Origin, Value
+from ..analysis.values.substitutions import REQUEST, asks_unsigned
+from ..analysis.semantic.syntax import CREATION_LAST_NAMES
+from ..analysis.values.facts import ModuleFacts
+from ..analysis.semantic.records import MemberKey, NameKey
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Iterable
 
-from ..analysis.records import FactorySignature
-from ..analysis.lattice import Location, Value
-from ..analysis.uses import parse_path, path_text
+from ..analysis.semantic.records import FactorySignature
+from ..analysis.values.lattice import Location, Value
+from ..analysis.consumers.uses import parse_path, path_text
 from .consumers import ProjectConsumers
 from .layout import module_file, namespace_file
 from .summary import ModuleSummary, ValueSummary

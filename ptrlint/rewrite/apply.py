@@ -6,7 +6,7 @@ import os
 import stat
 import tempfile
 
-from ..model import Edit, Finding
+from ..findings import Edit, Finding
 
 
 class FileChangedError(Exception):

@@ -16,7 +16,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState  # what Module.code_for_node uses, with an indent stack
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from ..model import Edit, Intent
+from ..findings import Edit, Intent
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {

@@ -6,12 +6,12 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..analysis.uses import FixKind, describe
-from ..analysis.records import Creation
-from ..analysis.lattice import Location, Origin, Value
-from ..files import display_path
+from ..analysis.consumers.uses import FixKind, describe
+from ..analysis.semantic.records import Creation
+from ..analysis.values.lattice import Location, Origin, Value
+from ..discovery import display_path
 from ..fixes import append_keyword, replace_dtype, spell
-from ..model import Intent
+from ..findings import Intent
 from ..names import (
     IMPLICIT_DTYPE_CALLS,
     DtypeClass,
@@ -134,7 +134,7 @@ def kwargs_override(ctx: RuleContext, creation: Creation, kwargs: ast.Name, libr
 def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
                         uint64: "Callable[[], list[Intent] | None]", span: tuple[int, int], verb: str,
                         signed_text: str | None, bit_preserving_possible: bool = True) -> Diagnostic:
-    """The fix of a pointer table, chosen by its consumers (analysis/consumers.py).
+    """The fix of a pointer table, chosen by its consumers (analysis/consumers/search.py).
 
     - every use seen and uint64-ready: the plain uint64 dtype;
     - a use needs int64, or was not followed to its end (an escape, code ptrlint cannot see): the

@@ -6,14 +6,14 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterable
 
-from ..analysis.consumers import Consumers
-from ..analysis.uses import FixChoice, choose_fix
-from ..analysis.records import Creation
+from ..analysis.consumers.search import Consumers
+from ..analysis.consumers.uses import FixChoice, choose_fix
+from ..analysis.semantic.records import Creation
 from ..analysis.source import SourceMap, Span
-from ..analysis.lattice import Evidence
-from ..analysis.values import ModuleFacts
+from ..analysis.values.lattice import Evidence
+from ..analysis.values.facts import ModuleFacts
 from ..config import Config
-from ..model import Intent
+from ..findings import Intent
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class RuleContext:
         return "this buffer"
 
     def fix_choice(self, creation: Creation) -> FixChoice:
-        """Which fix keeps every consumer of the creation's buffer working (analysis/consumers.py)."""
+        """Which fix keeps every consumer of the creation's buffer working (analysis/consumers/search.py)."""
         return choose_fix(self.consumers.of_creation(creation))
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator
 
-from ..analysis.ctypes_slots import CtypesSlots
-from ..analysis.scopes import LiteScope
-from ..analysis.lattice import Kind
+from ..analysis.values.ctypes_slots import CtypesSlots
+from ..analysis.semantic.scopes import LiteScope
+from ..analysis.values.lattice import Kind
 from ..fixes import import_name_intents
-from ..model import Intent
+from ..findings import Intent
 from ..names import CTYPES_NARROW, CTYPES_SIGNED64
 from .base import Diagnostic, Invalid, Rule, RuleContext
 

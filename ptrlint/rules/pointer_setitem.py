@@ -6,10 +6,10 @@ from typing import Iterator
 
 import ast
 
-from ..analysis.records import ScalarWrite
-from ..analysis.lattice import Kind
+from ..analysis.semantic.records import ScalarWrite
+from ..analysis.values.lattice import Kind
 from ..fixes import module_alias
-from ..model import Intent
+from ..findings import Intent
 from ..names import DtypeClass
 from ._creation import classify_dtype
 from .base import Diagnostic, Invalid, Rule, RuleContext

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ..analysis.lattice import Kind, Origin
-from ..analysis.uses import UseKind, describe
+from ..analysis.values.lattice import Kind, Origin
+from ..analysis.consumers.uses import UseKind, describe
 from ..fixes import replace_dtype, spell
-from ..model import Intent
+from ..findings import Intent
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 

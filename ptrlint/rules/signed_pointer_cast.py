@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator
 
-from ..analysis.records import Cast
+from ..analysis.semantic.records import Cast
 from ..fixes import replace_dtype, replace_method_call, spell
-from ..model import Intent
-from ..analysis.uses import choose_fix, describe
+from ..findings import Intent
+from ..analysis.consumers.uses import choose_fix, describe
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..analysis.substitutions import Substitution, substitutions
+from ..analysis.values.substitutions import Substitution, substitutions
 from ..fixes import replace_dtype
-from ..model import Intent
+from ..findings import Intent
 from ..names import DtypeClass
 from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations
 from .base import Diagnostic, Invalid, Rule, RuleContext

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from ptrlint.analysis.device import blank_device_bodies, parse_host
+from ptrlint.analysis.semantic.device import blank_device_bodies, parse_host
 from ptrlint.config import Config
 from ptrlint.engine import analyse, analyse_module, select_codes
 
@@ -89,7 +89,7 @@ def test_function_defs_are_found_through_statement_lists_alone():
     """``_checks_out`` looks for blanked bodies among every ``def``; it walks statements only."""
     import ast
 
-    from ptrlint.analysis.device import _function_defs
+    from ptrlint.analysis.semantic.device import _function_defs
 
     source = (
         "def a():\n    def b():\n        pass\nclass C:\n    async def d(self):\n        pass\n"
@@ -133,7 +133,7 @@ def test_text_without_a_device_decorator_name_is_not_split(source):
 
 
 def test_each_device_decorator_spelling_is_still_blanked():
-    from ptrlint.analysis.device import DEVICE_DECORATORS
+    from ptrlint.analysis.semantic.device import DEVICE_DECORATORS
 
     for name in sorted(DEVICE_DECORATORS):
         source = f"@{name}\ndef k(x):\n    y = x + 1\n    return y\n"
@@ -175,7 +175,7 @@ def _kernel_texts() -> list[str]:
     import importlib.util
     from pathlib import Path
 
-    from ptrlint.analysis.device import DEVICE_DECORATORS
+    from ptrlint.analysis.semantic.device import DEVICE_DECORATORS
 
     texts = list(EDGE_KERNELS)
     spec = importlib.util.find_spec("torch")

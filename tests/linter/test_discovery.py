@@ -122,7 +122,7 @@ def test_flake8_plugin_and_language_server_skip_excluded_files(repo):
     assert "src/app.py:2" in run("src/app.py")
     assert run("vendor/lib.py", "generated/a.py") == ""
     from ptrlint.config import load_file
-    from ptrlint.files import excluded_reason
+    from ptrlint.discovery import excluded_reason
 
     config = load_file(repo / "pyproject.toml")
     assert excluded_reason(str(repo / "vendor" / "lib.py"), config) == "excluded by 'vendor'"

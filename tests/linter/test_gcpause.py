@@ -109,8 +109,8 @@ def test_an_index_run_leaves_no_cyclic_garbage_per_module(tmp_path):
     """The analyses of an index run (its summaries and what they consulted) free their modules too,
     and so does the reader of consumer modules, which the run keeps until it ends. (Only this
     run's modules count: other tests may leave theirs to the collector.)"""
-    from ptrlint.analysis.consumers import Consumers
-    from ptrlint.analysis.values import ModuleFacts
+    from ptrlint.analysis.consumers.search import Consumers
+    from ptrlint.analysis.values.facts import ModuleFacts
 
     files = write_pointer_package(tmp_path, "gcpkg")
     runs: list[ProjectRun] = []

@@ -179,7 +179,7 @@ def test_site_search_equals_the_site_regex(factories):
 
 
 # A pointer word counts as evidence only where the analysis can read a name as evidence: a creation's
-# target, key or field, a called getter, a table name anywhere (analysis/names.py and its callers).
+# target, key or field, a called getter, a table name anywhere (analysis/options.py and its callers).
 WORDS_THAT_NAME_NOTHING = [
     "import torch\ndef sample_inputs_addr(x):\n    return torch.tensor(x, dtype=torch.int64)\n",  # a definition
     "import torch\nclass Addr:\n    pass\nt = torch.tensor(ids, dtype=torch.int64)\n",

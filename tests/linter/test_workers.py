@@ -234,7 +234,7 @@ def test_shipped_consumers_read_the_planners_imports_only_when_asked(planned, mo
 
 def test_an_analysis_given_its_tree_is_the_analysis_of_its_text():
     from ptrlint import engine
-    from ptrlint.analysis.device import parse_host
+    from ptrlint.analysis.semantic.device import parse_host
 
     text = "import torch\n\ndef f(xs):\n    return torch.tensor([x.data_ptr() for x in xs], dtype=torch.int64)\n"
     settings = _settings()

@@ -12,8 +12,8 @@ from urllib.parse import quote, unquote
 from enum import Enum
 from typing import Iterable
 
-from ..names import PASSTHROUGH_METHODS, UNSAFE_METHODS
-from .lattice import Location
+from ...names import PASSTHROUGH_METHODS, UNSAFE_METHODS
+from ..values.lattice import Location
 
 
 MAX_DEPTH = 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ..names import CAST_METHODS, ELEMENT_TYPE_NAMES, FOLLOWED_COLLECTIVES, NEW_METHODS
+from ...names import CAST_METHODS, ELEMENT_TYPE_NAMES, FOLLOWED_COLLECTIVES, NEW_METHODS
 from .records import Binding, ScalarWrite
 from .syntax import CREATION_LAST_NAMES, UNSAFE_FUNCTION_LAST_NAMES, attr_name, positional
 from .traversal import Traversal

@@ -15,14 +15,14 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Sequence, TypeVar
 
-from ..names import CAST_METHODS
+from ...names import CAST_METHODS
 from . import expressions as E
 from . import statements as S
-from .boundary import ModuleContext
+from ..boundary import ModuleContext
 from .calls import CallClassifier
 from .device import is_device_function
 from .model import SemanticModel
-from .names import AnalysisOptions
+from ..options import AnalysisOptions
 from .traversal import Traversal
 
 
@@ -46,7 +46,7 @@ class FactCollector:
         cls = node.__class__
         pre, order, fields, post, is_def = _PLANS[cls]
         if is_def and node.decorator_list and is_device_function(node):  # type: ignore[attr-defined]
-            self.m.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/device.py)
+            self.m.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/semantic/device.py)
             return
         if pre is not None:
             pre(self.state, node)

@@ -16,7 +16,7 @@ import ast
 from typing import Callable, TypeVar
 
 from .lattice import PROVISIONAL, Value
-from .records import Key
+from ..semantic.records import Key
 
 _T = TypeVar("_T")
 ExpressionRule = Callable[[ast.AST], "Value | None"]

@@ -18,9 +18,9 @@ from __future__ import annotations
 import ast
 
 from .consumer_parts import ConsumersPart
-from .syntax import attr_name
+from ..semantic.syntax import attr_name
 from .uses import LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
-from .records import MemberKey
+from ..semantic.records import MemberKey
 
 # Methods of a list, tuple or dict that read nothing of a table it holds.
 _CONTAINER_READY = frozenset({"index", "count", "keys", "__len__", "append", "extend", "insert", "clear", "remove",

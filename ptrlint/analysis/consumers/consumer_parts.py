@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 from .uses import Path, Trail, Use
 
 if TYPE_CHECKING:
-    from .boundary import ProjectLookup
-    from .records import Creation, FunctionNode, Key
-    from .values import ModuleFacts
+    from ..boundary import ProjectLookup
+    from ..semantic.records import Creation, FunctionNode, Key
+    from ..values.facts import ModuleFacts
 
 
 class ArgumentUses(Protocol):

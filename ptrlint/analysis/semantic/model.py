@@ -14,9 +14,9 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
-from .boundary import ModuleContext
-from .names import AnalysisOptions
+from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
+from ..boundary import ModuleContext
+from ..options import AnalysisOptions
 from .records import (Binding, Cast, Creation, CreationKey, CtypesCall, FunctionNode, Key, MemberKey, NameKey,
                       ObjectAttributeKey, PendingNameKey, ScalarWrite, UnionFind)
 from .scopes import LiteScope

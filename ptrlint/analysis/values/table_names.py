@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 
 from .lattice import Kind, Origin, Value
-from .model import SemanticModel
-from .records import Creation
-from .syntax import attr_name
+from ..semantic.model import SemanticModel
+from ..semantic.records import Creation
+from ..semantic.syntax import attr_name
 from .tensors import TensorKinds
 
 

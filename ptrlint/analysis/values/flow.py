@@ -9,13 +9,13 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Iterator
 
-from ..addresses import tuple_address_position
+from ...addresses import tuple_address_position
 from .fixpoint import Evaluator
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
-from .model import SemanticModel
-from .records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
+from ..semantic.model import SemanticModel
+from ..semantic.records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
 from .result_names import named_result
-from .syntax import attr_name, bind_arguments
+from ..semantic.syntax import attr_name, bind_arguments
 from .table_names import name_evidence
 from .tensors import TensorKinds
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
+from ...names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
 from .factories import factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, FactorySignature, Key, MemberKey, NameKey
 from .scopes import LiteScope
@@ -175,7 +175,7 @@ class CallClassifier:
 
     def record_factory_calls(self) -> None:
         """Calls of factories (this module's, or through the project view another module's): the
-        call site is the creation, with the caller's data and dtype (analysis/factories.py)."""
+        call site is the creation, with the caller's data and dtype (analysis/semantic/factories.py)."""
         m = self.m
         local: dict[int, FactorySignature | None] = {}
         external: str | None = None
@@ -214,7 +214,7 @@ class CallClassifier:
             return
         patcher = m.view.patched(creation.qname)
         if patcher is None or patcher.rpartition(".")[0] == m.context.module:
-            return  # this module's own patch: analysis/substitutions.py reads its calls directly
+            return  # this module's own patch: analysis/values/substitutions.py reads its calls directly
         signature = m.view.factory(patcher, m.options)
         if signature is not None and signature.substitution is not None:
             creation.substitutes, creation.factory = True, patcher

@@ -210,7 +210,7 @@ class UnionFind:
 
 @dataclass(frozen=True)
 class FactorySignature:
-    """A buffer factory of the project (analysis/factories.py): which parameter is the data, which the dtype."""
+    """A buffer factory of the project (analysis/semantic/factories.py): which parameter is the data, which the dtype."""
 
     name: str
     library: str  # "torch" | "numpy"

@@ -1,5 +1,5 @@
 """Factory wrappers that substitute a signed dtype for the unsigned one their callers ask for
-(analysis/factories.py): the buffers they make for pointer tables are signed. Each substitution
+(analysis/semantic/factories.py): the buffers they make for pointer tables are signed. Each substitution
 is reported once, where it is written, with the evidence of the callers whose tables it makes:
 the calls of this module, and (through the project index) those of other modules, which their
 summaries record as requests (``external_writes`` of ``pkg.mod.factory.()``)."""
@@ -10,13 +10,13 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from .calls import unsigned64
-from .factories import factory_signature
+from ..semantic.calls import unsigned64
+from ..semantic.factories import factory_signature
 from .lattice import Evidence, Location
-from .records import Creation, FunctionNode, NameKey
+from ..semantic.records import Creation, FunctionNode, NameKey
 
 if TYPE_CHECKING:
-    from .values import ModuleFacts
+    from .facts import ModuleFacts
 
 REQUEST = "()"  # the pseudo attribute under which summaries record requests of a factory
 

@@ -10,10 +10,10 @@ import ast
 import re
 from typing import Callable
 
-from ..names import NamePatterns
+from ...names import NamePatterns
 from .lattice import Kind, Origin, Value
-from .records import FunctionNode
-from .syntax import attr_name
+from ..semantic.records import FunctionNode
+from ..semantic.syntax import attr_name
 
 
 def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None,
@@ -31,7 +31,7 @@ def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast
                          ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
                          table_name=table)
     if index is not None:
-        return None  # a getter's own name is read where it is called (analysis/transfer.py), as for any callee
+        return None  # a getter's own name is read where it is called (analysis/values/transfer.py), as for any callee
     annotated = annotated_addresses(names, function.returns, int_alias)
     if annotated is not None:
         return Value(Kind.SEQ if annotated else Kind.SCALAR, Origin.NAMED,

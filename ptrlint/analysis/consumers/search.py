@@ -33,15 +33,15 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from .boundary import ProjectLookup
+from ..boundary import ProjectLookup
 from .held import HeldUses
 from .int_entry import PythonInts
 from .readers import Readers
-from .records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
-from .syntax import attr_name, is_slice_subscript
+from ..semantic.records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
+from ..semantic.syntax import attr_name, is_slice_subscript
 from .use_kinds import UseClassifier
 from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
-from .values import ModuleFacts
+from ..values.facts import ModuleFacts
 
 
 class Consumers:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from ..names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
+from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .consumer_parts import ConsumersPart
-from .lattice import Kind, Origin, Value
-from .records import Creation, Key, MemberKey, NameKey
-from .syntax import attr_name, is_slice_subscript
+from ..values.lattice import Kind, Origin, Value
+from ..semantic.records import Creation, Key, MemberKey, NameKey
+from ..semantic.syntax import attr_name, is_slice_subscript
 from .uses import Use, UseKind
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 
-from ..names import TENSOR_RESULT_METHODS
-from .model import SemanticModel
-from .records import Key
-from .syntax import annotation_expr, attr_name, entry_name, is_slice_subscript
+from ...names import TENSOR_RESULT_METHODS
+from ..semantic.model import SemanticModel
+from ..semantic.records import Key
+from ..semantic.syntax import annotation_expr, attr_name, entry_name, is_slice_subscript
 
 _INDEX_TUPLES = frozenset({"numpy.nonzero", "numpy.where", "numpy.indices", "numpy.unravel_index"})  # intp results
 _ELEMENTWISE_TUPLES = frozenset({"numpy.divmod", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.ix_"})

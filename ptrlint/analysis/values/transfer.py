@@ -8,14 +8,14 @@ import ast
 import re
 from dataclasses import replace
 
-from ..addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
-from ..names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
+from ...addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
+from ...names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
 from .address_apis import AddressAPIs
 from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
-from .model import SemanticModel
-from .syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
+from ..semantic.model import SemanticModel
+from ..semantic.syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 
 TWO_64 = 1 << 64
 KNOWN_ADDRESS_ATTRIBUTES = {name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()}

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import ast
 
-from .facts import FactCollector
+from ..semantic.collector import FactCollector
 from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import Evidence, Kind, Location, Origin, Value
-from .model import SemanticModel
-from .records import Creation, Key
+from ..semantic.model import SemanticModel
+from ..semantic.records import Creation, Key
 from .table_names import name_evidence
 from .tensors import TensorKinds
 from .transfer import Transfer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ..addresses import (
+from ...addresses import (
     CUPY_MEMORY_CALLS,
     POINTER_OBJECTS,
     QUALIFIED_ADDRESS_FUNCTIONS,
@@ -13,8 +13,8 @@ from ..addresses import (
     tuple_address_position,
 )
 from .lattice import Kind, Origin, Value
-from .model import SemanticModel
-from .syntax import attr_name
+from ..semantic.model import SemanticModel
+from ..semantic.syntax import attr_name
 
 
 class AddressAPIs:

@@ -16,14 +16,14 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from ..names import CTYPES_NARROW, CTYPES_SIGNED64
+from ...names import CTYPES_NARROW, CTYPES_SIGNED64
 from .lattice import Kind, Value
-from .scopes import LiteScope
-from .syntax import ctypes_fields
-from .records import MemberKey
+from ..semantic.scopes import LiteScope
+from ..semantic.syntax import ctypes_fields
+from ..semantic.records import MemberKey
 
 if TYPE_CHECKING:
-    from .values import ModuleFacts
+    from .facts import ModuleFacts
 
 _STRUCTURE_BASES = frozenset({"ctypes.Structure", "ctypes.Union", "ctypes.BigEndianStructure",
                               "ctypes.LittleEndianStructure", "ctypes.BigEndianUnion", "ctypes.LittleEndianUnion"})

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..names import SIGNED64_DTYPES
+from ...names import SIGNED64_DTYPES
 from .records import FactorySignature, FunctionNode, NameKey
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 
-from ..names import (
+from ...names import (
     COLLECTIVE_KEYWORDS,
     COLLECTIVES,
     SIGNED64_DTYPES,
@@ -15,9 +15,9 @@ from ..names import (
     classify_string_dtype,
 )
 from .consumer_parts import ConsumersPart
-from .lattice import Kind
-from .records import FunctionNode
-from .syntax import attr_name, dotted, positional
+from ..values.lattice import Kind
+from ..semantic.records import FunctionNode
+from ..semantic.syntax import attr_name, dotted, positional
 from .uses import (
     COPY_FUNCTIONS,
     COPY_METHODS,

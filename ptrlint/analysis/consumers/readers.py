@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 
 from .consumer_parts import ConsumersPart
-from .records import FunctionNode, Key, MemberKey, ObjectAttributeKey
-from .syntax import attr_name
+from ..semantic.records import FunctionNode, Key, MemberKey, ObjectAttributeKey
+from ..semantic.syntax import attr_name
 from .uses import Path, Trail, Use, UseKind
 
 

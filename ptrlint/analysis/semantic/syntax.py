@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ..names import CREATION_CALLS, UNSAFE_FUNCTIONS
+from ...names import CREATION_CALLS, UNSAFE_FUNCTIONS
 
 
 def attr_name(node: ast.AST) -> str | None:
