@@ -33,6 +33,40 @@ CASES = {
             ids, same, head = f(ts)
             print(ids, same.any(), head.tolist())
         """, UINT64),
+    "deep_copy_followed": (  # `copy.deepcopy` clones the tensor: the copy's own uses decide
+        """
+        import copy
+        import torch
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            backup = copy.deepcopy(table)
+            print(backup.tolist(), len(backup))
+        """, UINT64),
+    "deep_copy_to_extension": (
+        """
+        import copy
+        import torch
+        import my_ext
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            my_ext.launch(copy.deepcopy(table))
+        """, BITS),
+    "shallow_copy_of_a_tensor": (  # rebuilt from its pickled form: torch 2.13 cannot for uint64
+        """
+        import copy
+        import torch
+        def f(ts):
+            table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+            print(copy.copy(table).tolist())
+        """, BITS),
+    "shallow_copy_of_an_array": (  # numpy rebuilds a uint64 array whole
+        """
+        import copy
+        import numpy as np
+        def f(ts):
+            table = np.array([t.data_ptr() for t in ts], dtype=np.int64)
+            print(copy.copy(table).tolist())
+        """, UINT64),
     "compiled_extension": (
         """
         import torch
@@ -569,3 +603,49 @@ def test_cast_fix_names_the_consumer_of_the_result(tmp_path):
     casts = [f for f in _lint(tmp_path, source) if f["code"] == "PTR004"]
     assert len(casts) == 1 and not casts[0]["fix"]["safe"]
     assert "torch.ops.ext.run()" in casts[0]["fix"]["title"] and casts[0]["related"][-1]["message"].startswith("consumer:")
+
+
+COPIES = """
+import copy
+
+import numpy as np
+import torch
+
+MASK = (1 << 64) - 1
+
+
+def scenario():
+    pages = [torch.zeros(64, dtype=torch.uint8) for _ in range(3)]
+    want = [p.data_ptr() for p in pages]
+    table = torch.tensor([p.data_ptr() for p in pages], dtype=torch.int64)
+    assert copy.deepcopy(table).tolist() == want
+    shallow = torch.tensor([p.data_ptr() for p in pages], dtype=torch.int64)
+    assert [v & MASK for v in copy.copy(shallow).tolist()] == want
+    array = np.array([p.data_ptr() for p in pages], dtype=np.int64)
+    assert copy.copy(array).tolist() == want
+"""
+
+
+def test_copies_keep_working_after_the_fix_at_high_addresses(tmp_path):
+    """The copy module's consumer class, run: `copy.deepcopy` of a uint64 tensor and `copy.copy` of a
+    uint64 array work (uint64 fixes), `copy.copy` of a uint64 tensor does not (a bit-preserving fix)."""
+    pytest.importorskip("torch")
+    import copy as copy_module
+
+    import torch
+
+    with pytest.raises(AttributeError):  # why `copy.copy` of a torch table needs int64 (torch 2.13)
+        copy_module.copy(torch.tensor([1], dtype=torch.uint64))
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "program.py").write_text(COPIES)
+    (tmp_path / "ext").mkdir()
+    assert _run_program(tmp_path).returncode != 0  # int64 tables overflow at simulated high addresses
+    fix = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
+                         capture_output=True, text=True, cwd=app)
+    fixed = (app / "program.py").read_text()
+    assert "0 remaining" in fix.stdout, fix.stdout + fix.stderr
+    assert fixed.count("dtype=torch.uint64)") == 2 and "dtype=np.uint64)" in fixed
+    assert "dtype=torch.uint64).view(torch.int64)" in fixed  # the shallow-copied tensor keeps int64 bits
+    after = _run_program(tmp_path)
+    assert after.returncode == 0 and after.stdout.strip() == "OK", after.stderr

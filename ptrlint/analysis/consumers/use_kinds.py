@@ -27,6 +27,7 @@ from .uses import (
     ORDER_FUNCTIONS,
     ORDER_METHODS,
     READBACK_FUNCTIONS,
+    REDUCED_COPIES,
     READBACK_METHODS,
     READY_FUNCTIONS,
     READY_METHODS,
@@ -178,6 +179,9 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.INT64, call, f"sent through `{collective}` (collectives reject uint64)", after)]
         if qnames & LIKE_FUNCTIONS:
             return self.u.like_uses(call, trail, visited)
+        if qnames & REDUCED_COPIES and not numpy:
+            return [Use(UseKind.INT64, call, f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled "
+                                             "form)", after)]
         if qnames & SAME_TABLE_FUNCTIONS:
             same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
             if any(q.startswith("numpy.") for q in qnames):

@@ -185,7 +185,13 @@ SAME_TABLE_FUNCTIONS = frozenset({
     "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.copy", "numpy.take", "numpy.reshape",
     "numpy.sort", "numpy.unique", "numpy.frombuffer", "builtins.list", "builtins.tuple", "builtins.sorted",
     "builtins.reversed", "torch.repeat_interleave", "torch.tile", "numpy.repeat", "numpy.tile",
+    "copy.deepcopy", "copy.copy",  # the copy's own uses are followed; but see REDUCED_COPIES
 })
+# Copies rebuilt from a table's pickled (reduced) form: a numpy uint64 array comes back whole, a torch
+# uint64 tensor does not (torch 2.13: rebuilding fails in torch.storage, `UntypedStorage` has no
+# `_untyped_storage`); `copy.deepcopy` clones a tensor instead and keeps uint64. tests/linter/test_consumers.py
+# runs all three.
+REDUCED_COPIES = frozenset({"copy.copy"})
 LIKE_FUNCTIONS = frozenset({"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like",
                              "numpy.empty_like", "numpy.zeros_like", "numpy.ones_like"})
 READY_FUNCTIONS = frozenset({
