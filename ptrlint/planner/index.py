@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import gc
 from dataclasses import replace
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable
 
 from .. import engine
 from ..analysis.options import analysis_options
@@ -26,7 +26,7 @@ from ..gcpause import keep_heap, one_module, planning_heap
 from ..findings import FileResult, Finding
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
-from ..project.layout import forget_listings, module_file, module_name, project_files, project_root
+from ..project.layout import ModuleFiles, forget_listings, module_file, module_name, per_bases, project_files, project_root
 from ..project.consumers import ProjectConsumers
 from ..project.link import ModuleLink
 from ..project.summary import ModuleSummary
@@ -43,7 +43,6 @@ from .workers import POOL_MIN_READS, Job, RunPool
 
 MAX_ROUNDS = 4
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
-T = TypeVar("T")
 
 
 class ProjectRun:
@@ -369,34 +368,6 @@ def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileR
         extra["rendered"] = [rendered_json(f.fix) if f.fix is not None else None for f in rendered]
     if task.key:
         cache.put(task.key, result.findings if task.analyse else [], extra)
-
-
-class ModuleFiles:
-    """:func:`module_file` as (path, real path), kept for one run: the planner asks for the same
-    modules of thousands of files (``torch``, ``torch.nn`` from every torch module). Answers are
-    kept per bases object (search_bases interns them): a key that holds the bases tuple would hash
-    its paths on every ask, in Python (``Path.__hash__``), 80,000 asks on torch."""
-
-    def __init__(self) -> None:
-        self._known: dict[int, tuple[tuple, dict[str, tuple[str, str] | None]]] = {}  # id(bases) -> answers
-
-    def __call__(self, module: str, bases: tuple) -> tuple[str, str] | None:
-        answers = per_bases(self._known, bases, dict)
-        if module in answers:
-            return answers[module]
-        found = module_file(module, bases)
-        answer = answers[module] = (str(found), real_path(str(found))) if found is not None else None
-        return answer
-
-
-def per_bases(table: dict[int, tuple[tuple, T]], bases: tuple, empty: Callable[[], T]) -> T:
-    """``table``'s entry for ``bases``, keyed by the tuple's identity (``search_bases`` interns
-    equal bases): hashing a tuple of paths runs ``Path.__hash__`` for each, in Python. The entry
-    holds the tuple, so its id is not reused while the table lives."""
-    entry = table.get(id(bases))
-    if entry is None or entry[0] is not bases:
-        entry = table[id(bases)] = (bases, empty())
-    return entry[1]
 
 
 def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from ..sources import real_path
+
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=65536)
@@ -179,3 +182,31 @@ def project_files(root: Path, excluded: tuple[str, ...]) -> list[str]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in excluded)
         out.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py"))
     return out
+
+
+class ModuleFiles:
+    """:func:`module_file` as (path, real path), kept for one run: the planner asks for the same
+    modules of thousands of files (``torch``, ``torch.nn`` from every torch module). Answers are
+    kept per bases object (search_bases interns them): a key that holds the bases tuple would hash
+    its paths on every ask, in Python (``Path.__hash__``), 80,000 asks on torch."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[tuple, dict[str, tuple[str, str] | None]]] = {}  # id(bases) -> answers
+
+    def __call__(self, module: str, bases: tuple) -> tuple[str, str] | None:
+        answers = per_bases(self._known, bases, dict)
+        if module in answers:
+            return answers[module]
+        found = module_file(module, bases)
+        answer = answers[module] = (str(found), real_path(str(found))) if found is not None else None
+        return answer
+
+
+def per_bases(table: dict[int, tuple[tuple, T]], bases: tuple, empty: Callable[[], T]) -> T:
+    """``table``'s entry for ``bases``, keyed by the tuple's identity (``search_bases`` interns
+    equal bases): hashing a tuple of paths runs ``Path.__hash__`` for each, in Python. The entry
+    holds the tuple, so its id is not reused while the table lives."""
+    entry = table.get(id(bases))
+    if entry is None or entry[0] is not bases:
+        entry = table[id(bases)] = (bases, empty())
+    return entry[1]
