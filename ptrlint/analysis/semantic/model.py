@@ -70,7 +70,8 @@ class SemanticModel:
         # (location, creation): a creation stored into a name or attribute. Directional: what is written
         # through the location reaches the creation, but two creations stored into one location (a
         # dataclass field filled all over the module, a name reassigned) never alias each other.
-        self._resolved: dict[tuple[int, str], NameKey] = {}  # (id of the read scope, name) -> its key
+        self._pending: dict[tuple[int, str], PendingNameKey] = {}  # (id of the read scope, name) -> its key
+        self._resolved: dict[PendingNameKey, NameKey] = {}  # once the walk is done
         self.flows: list[tuple[Key, CreationKey]] = []  # (location, creation stored in it)
         self.type_memo: dict[Key, int | str | None] | None = None
         self.types = TypeResolver(self)
@@ -119,18 +120,19 @@ class SemanticModel:
         return {".".join([base, *reversed(parts)])}
 
     def name_key(self, node: ast.Name) -> NameKey | PendingNameKey:
-        scope = self.scope_of(node)
-        if self.finalized:
-            return self.resolved(scope, node.id)
-        return PendingNameKey(id(scope), node.id)
+        # One key object per read scope and name, built once: the model asks for hundreds of thousands
+        # on a large module, and a key costs ten times a plain tuple to build (records.py).
+        read = (id(self.scope_of(node)), node.id)
+        pending = self._pending.get(read)
+        if pending is None:
+            pending = self._pending[read] = PendingNameKey(*read)
+        return self.canonical(pending) if self.finalized else pending
 
-    def resolved(self, scope: LiteScope, name: str) -> NameKey:
-        """The key of ``name`` read in ``scope`` once every binding is known (one key object per read
-        scope and name: the model asks hundreds of thousands of times on a large module)."""
-        read = (id(scope), name)
-        key = self._resolved.get(read)
+    def resolved(self, pending: PendingNameKey) -> NameKey:
+        """The key of a name once every binding is known: the scope that binds it."""
+        key = self._resolved.get(pending)
         if key is None:
-            key = self._resolved[read] = NameKey(id(scope.resolve(name)), name)
+            key = self._resolved[pending] = NameKey(id(self.scopes[pending.scope].resolve(pending.name)), pending.name)
         return key
 
     def key_of(self, node: ast.AST) -> Key | None:
@@ -160,7 +162,7 @@ class SemanticModel:
 
     def canonical(self, key: Key) -> Key:
         if isinstance(key, PendingNameKey):
-            return self.resolved(self.scopes[key.scope], key.name)
+            return self.resolved(key)
         if isinstance(key, ObjectAttributeKey):
             return self.attribute_key(self.canonical(key.base), key.attr)
         return key
