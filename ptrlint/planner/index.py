@@ -239,13 +239,13 @@ class ProjectRun:
         args = [self._args(t) for t in permuted(_largest_first(tasks), "round")]
         by_path = {t.path: t for t in tasks}
         outputs = self._pool.run_round(args, view)
-        for arg, result in zip(args, outputs):
-            self._done(by_path[arg[0]], result)
+        for job, result in zip(args, outputs):
+            self._done(by_path[job.path], result)
 
     def _args(self, task: Task) -> Job:
         overridden = task.path in self.texts or task.real in self.texts
         text = (task.text if task.has_text else None) if not task.analyse or overridden else None
-        return task.path, self.round_settings, task.analyse, text, not task.imported
+        return Job(task.path, self.round_settings, task.analyse, text, not task.imported)
 
     def _view(self) -> ProjectView:
         if self._full_view is None:  # modules in name order: the first of equal writes is the evidence shown

@@ -27,6 +27,7 @@ import tempfile
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .. import engine
 from ..analysis.semantic.device import parse_host
@@ -38,8 +39,14 @@ from ..sources import read_source
 from .files import lint_file
 from .permute import jitter
 
-# (path, settings, analyse, text, partial): one module's analysis in a worker
-Job = tuple[str, Settings, bool, "str | None", bool]
+class Job(NamedTuple):
+    """One module's analysis in a round, as a worker gets it (pickled)."""
+
+    path: str
+    settings: Settings
+    findings: bool  # its findings are wanted; else only its summary
+    text: str | None  # the text to analyse (an editor's buffer, a text kept in memory); None: read from disk
+    partial: bool  # nothing in the run imports it: only its writes into other modules' classes are kept
 
 # characters of source each worker parses ahead at most: its trees wait alive (about 30 bytes of
 # tree per character; device bodies are blanked), 2,000,000 is about what a torch plan gives it time for
@@ -94,7 +101,7 @@ def _plan_view(published: str | None) -> ProjectView | None:
 def execute(job: Job, published: str | None = None, tree: ast.Module | None = None) -> FileResult:
     """One module in a worker: findings and summary (or only the summary) with the worker's view;
     a partial summary for a module nothing imports. ``tree``: the job's text, parsed ahead."""
-    path, settings, analyse, text, partial = job
+    path, settings, analyse, text, partial = job  # a Job
     jitter(path)
     view = _plan_view(published)
     assert view is not None
@@ -214,10 +221,10 @@ class RunPool:
         """The first round in this pool: the plan published, the modules parsed ahead analysed by
         the workers that parsed them, every other module (and those not reached) as usual."""
         assert self._pool is not None and self._published is not None
-        self._publish(_Plan(view.shipped(), frozenset(job[0] for job in jobs if job[4])))
+        self._publish(_Plan(view.shipped(), frozenset(job.path for job in jobs if job.partial)))
         ahead = {path for share, _future in self._ahead for path in share}
-        by_path = {job[0]: job for job in jobs}
-        futures = {job[0]: self._pool.submit(execute, job, self._published) for job in jobs if job[0] not in ahead}
+        by_path = {job.path: job for job in jobs}
+        futures = {job.path: self._pool.submit(execute, job, self._published) for job in jobs if job.path not in ahead}
         results: dict[str, FileResult] = {}
         for _share, future in self._ahead:
             done, rest = future.result()
@@ -229,7 +236,7 @@ class RunPool:
         self._ahead = []
         for path, future in futures.items():
             results[path] = future.result()
-        return [results[job[0]] for job in jobs]
+        return [results[job.path] for job in jobs]
 
     def _publish(self, plan: _Plan) -> None:
         """Written whole, then renamed into place: a worker sees no plan or the complete one."""

@@ -150,7 +150,7 @@ def test_parse_ahead_analyses_what_it_parsed_as_its_round_would(planned, parse_d
     assert set(done) == set(paths) - set(rest)
     workers.use_view(view)
     for path, result in done.items():
-        expected = workers.execute((path, run.round_settings, True, None, False))
+        expected = workers.execute(workers.Job(path, run.round_settings, True, None, False))
         assert _outcome([result]) == _outcome([expected])
 
 
