@@ -24,13 +24,20 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # a large module builds hundreds of thousands of keys.
 _new = tuple.__new__
 
-class _NameKey(NamedTuple):
+class _ScopedNameFields(NamedTuple):
     kind: str
-    scope: int  # id of the scope that binds the name
+    scope: int  # id of the scope: that binds the name (NameKey), where it is read (PendingNameKey)
     name: str
 
 
-class NameKey(_NameKey):
+class _ScopedName(_ScopedNameFields):
+    __slots__ = ()
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
+        return self.scope, self.name
+
+
+class NameKey(_ScopedName):
     """A local or global name, in the scope that binds it."""
 
     __slots__ = ()
@@ -38,26 +45,14 @@ class NameKey(_NameKey):
     def __new__(cls, scope: int, name: str) -> NameKey:
         return _new(cls, ("n", scope, name))
 
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
-        return self.scope, self.name
 
-
-class _PendingNameKey(NamedTuple):
-    kind: str
-    scope: int  # id of the scope where the name is read (the binding scope is resolved when the walk ends)
-    name: str
-
-
-class PendingNameKey(_PendingNameKey):
+class PendingNameKey(_ScopedName):
     """A name read before the traversal knows every binding of the module: made a :class:`NameKey` when it ends."""
 
     __slots__ = ()
 
     def __new__(cls, scope: int, name: str) -> PendingNameKey:
         return _new(cls, ("r", scope, name))
-
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
-        return self.scope, self.name
 
 
 class _MemberKey(NamedTuple):
