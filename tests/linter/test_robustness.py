@@ -142,3 +142,27 @@ def test_line_starts_split_as_the_tokenizer_does(text):
     from ptrlint.analysis.source import SourceMap
 
     assert SourceMap(text).line_starts == [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+
+def test_a_long_chain_of_aliases_is_analysed_not_skipped():
+    """A generated module that passes a table through 3,000 names (``x0 = x1``, ``x1 = x2``, ...) chains
+    its alias classes 3,000 deep: the union-find walks the chain with a loop (it recursed, and the file
+    was reported as E999 "too deeply nested")."""
+    from ptrlint.engine import analyse
+
+    n = 3000
+    lines = ["import torch", "def f(ts):", *(f"    x{i} = x{i + 1}" for i in range(n)),
+             f"    x{n} = [t.data_ptr() for t in ts]", "    return torch.tensor(x0, dtype=torch.int64)"]
+    findings = analyse("\n".join(lines) + "\n", "generated.py", Config(), ALL)
+    assert [(f.code, f.line) for f in findings] == [("PTR001", n + 4)]
+
+
+def test_union_find_walks_any_chain():
+    from ptrlint.analysis.semantic.records import NameKey, UnionFind
+
+    union_find = UnionFind()
+    keys = [NameKey(0, f"x{i}") for i in range(100_000)]
+    for a, b in zip(keys, keys[1:]):
+        union_find.parent[a] = b  # the chain unions in this order leave
+    assert union_find.find(keys[0]) == keys[-1]
+    assert all(union_find.parent[k] == keys[-1] for k in keys[:-1])  # the path is compressed

@@ -184,15 +184,26 @@ class Binding:
 
 
 class UnionFind:
+    """The alias classes of keys. ``find`` walks up and compresses the path with a loop, not a
+    recursion: a generated module can chain a hundred thousand aliases (issue 44's nvshmem bindings
+    hit the interpreter's recursion limit here)."""
+
     def __init__(self) -> None:
         self.parent: dict[Key, Key] = {}
 
     def find(self, key: Key) -> Key:
-        parent = self.parent.setdefault(key, key)
-        if parent == key:
+        parent = self.parent
+        root = parent.setdefault(key, key)
+        if root == key:
             return key
-        root = self.find(parent)
-        self.parent[key] = root
+        path = [key]
+        up = parent.setdefault(root, root)
+        while up != root:
+            path.append(root)
+            root = up
+            up = parent.setdefault(root, root)
+        for step in path:
+            parent[step] = root
         return root
 
     def union(self, a: Key, b: Key) -> None:
