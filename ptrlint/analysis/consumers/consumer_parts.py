@@ -1,7 +1,7 @@
 """The parts of one module's consumer search and what they ask of the search as a whole.
 
 Finding the uses of a table is one recursion: a use of the table may be an argument, a container, a
-field or a returned value, whose own uses are found in turn. :class:`~.consumers.Consumers` drives
+field or a returned value, whose own uses are found in turn. :class:`~.search.Consumers` drives
 it; its parts classify a use (:mod:`.use_kinds`), follow held values (:mod:`.held`), follow readers
 (:mod:`.readers`) and judge Python-int entry (:mod:`.int_entry`). Each part takes a
 :class:`UseSearch`, the protocol declared here of what it may ask of the search, never the class
@@ -46,7 +46,7 @@ class ReturnReaders(Protocol):
 
 
 class UseSearch(Protocol):
-    """The consumer search of one module, as its parts see it (:class:`~.consumers.Consumers`)."""
+    """The consumer search of one module, as its parts see it (:class:`~.search.Consumers`)."""
 
     @property
     def facts(self) -> ModuleFacts: ...

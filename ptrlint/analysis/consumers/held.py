@@ -9,7 +9,7 @@ or ends: a container given to code ptrlint cannot see may be read there (int64, 
 leaves where it cannot follow is an escape.
 
 An object's field is read by name (``x.src_ptrs``) and every such read in the project is a
-reader already (:meth:`.consumers.Consumers.attribute_readers`), so an object that holds a table
+reader already (:meth:`.search.Consumers.attribute_readers`), so an object that holds a table
 in a field is followed only to the code outside the project it is handed to.
 """
 

@@ -1,7 +1,7 @@
 """The vocabulary of consumers: how a use treats a pointer table (:class:`UseKind`), which fix
 that asks for (:func:`choose_fix`), the :class:`Trail` a follow carries from a table to a value
 that holds it, and the tables of what torch, numpy and the builtins do with a table.
-:mod:`.consumers` finds the uses; :mod:`.use_kinds` classifies each one."""
+:mod:`.search` finds the uses; :mod:`.use_kinds` classifies each one."""
 
 from __future__ import annotations
 

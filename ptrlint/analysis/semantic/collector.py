@@ -6,7 +6,7 @@ handler (:mod:`.statements`, :mod:`.expressions`), which records into the module
 stores, ``copy_``/``fill_`` calls, creation calls, casts, ctypes calls and the uses that uint64
 buffers do not support. After the walk, :meth:`FactCollector.finalize` resolves provisional keys,
 classifies the calls whose meaning depends on imports (:mod:`.calls`) and builds the alias
-classes. :class:`~.values.ModuleFacts` answers the rules' questions from the model; no rule walks
+classes. :class:`~..values.facts.ModuleFacts` answers the rules' questions from the model; no rule walks
 the tree again.
 """
 

@@ -1,5 +1,5 @@
 """Per-expression collection: what each expression kind records into the semantic model (the
-traversal and dispatch are :mod:`.facts`')."""
+traversal and dispatch are :mod:`.collector`')."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The state of the one traversal, as its handlers (:mod:`.statements`, :mod:`.expressions`) see it.
 
-:class:`~.facts.FactCollector` walks the tree and dispatches each node to its handlers with a
+:class:`~.collector.FactCollector` walks the tree and dispatches each node to its handlers with a
 :class:`Traversal`: the semantic model being built and the walk's own state. The handlers take it,
 never the collector, so they depend on nothing above them.
 """

@@ -3,7 +3,7 @@
 A :class:`Value` is a pointer value or a pointer-holding sequence (:class:`Kind`), with the
 strength of its evidence (:class:`Origin`: an index < a name < a signed reinterpretation < a raw
 address) and the locations that show it. Values only grow along the order, so the fixpoint in
-:class:`~.values.ModuleFacts` terminates; :func:`strongest` is the join.
+:class:`~.facts.ModuleFacts` terminates; :func:`strongest` is the join.
 """
 
 from __future__ import annotations
