@@ -94,7 +94,7 @@ class ProjectRun:
         if self._pool.started:  # the classification's workers parse while this process plans
             self._pool.run_ahead(_surely_analysed(given, self.texts, self.cache), self.round_settings)
         self._scan_importers()
-        self._close_dependencies([t for t in self.tasks.values() if not t.light or t.candidate])
+        self._close_dependencies([t for t in self.tasks.values() if t.role is not Role.LIGHT])
         _mark_imported(self.tasks.values(), self._module_file)
         pending = [t for t in given if not self._from_cache(t)]
         for task in self.tasks.values():
@@ -418,7 +418,7 @@ def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple], tuple[s
     imported: set[str] = set()
     asked: dict[int, tuple[tuple, set[str]]] = {}  # the names asked, per bases (see per_bases)
     for task in tasks:
-        modules = task.modules() if not task.light or task.candidate else set()
+        modules = task.modules() if task.role is not Role.LIGHT else set()
         summary = task.summary if task.summary is not None else task.provisional
         targets = summary.exports.values() if summary is not None else ()
         bases = task.bases

@@ -101,12 +101,12 @@ def _plan_view(published: str | None) -> ProjectView | None:
 def execute(job: Job, published: str | None = None, tree: ast.Module | None = None) -> FileResult:
     """One module in a worker: findings and summary (or only the summary) with the worker's view;
     a partial summary for a module nothing imports. ``tree``: the job's text, parsed ahead."""
-    path, settings, analyse, text, partial = job  # a Job
+    path, settings, findings, text, partial = job
     jitter(path)
     view = _plan_view(published)
     assert view is not None
     link = ModuleLink(view, path, summary=True, partial=partial)
-    if analyse:
+    if findings:
         return lint_file(path, settings, link, text_override=text, tree=tree)
     result = FileResult(path=path)
     if text is None:
