@@ -4,7 +4,9 @@ CPython's ast reports 1-based lines and UTF-8 *byte* columns. Findings report ch
 columns (1-based) and fixes work on character offsets into the decoded text, so every column
 goes through :meth:`SourceMap.offset`. Lines split like CPython's tokenizer splits them
 (``\\r\\n``, ``\\r`` or ``\\n``; a form feed is not a line break and does not restart columns).
-Comments are tokenized once, on demand (only files with findings pay).
+Comments are tokenized on demand, one top-level statement at a time (only the statements that
+hold a finding on a line with a ``#`` pay), so asking costs what the finding's statement costs,
+never the whole module.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ Span = tuple[int, int]  # [start, end) character offsets into the text
 
 
 class SourceMap:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, module: ast.Module | None = None) -> None:
+        """``module``: the text's ast, whose top-level statements bound what a comment question tokenizes
+        (without it, the first question tokenizes the whole text)."""
         self.text = text
         if "\r" in text:
             starts = [0]
@@ -33,7 +37,21 @@ class SourceMap:
         self.line_starts = starts
         match = _NEWLINE.search(text)
         self.newline = match.group(0) if match else "\n"
-        self._comments: dict[int, list[str]] | None = None
+        self._comments: dict[int, list[str]] = {}
+        self._tokenized: set[int] = set()  # first lines of the statements tokenized so far
+        self._statements: tuple[list[int], list[int]] | None = None  # (first lines, last lines) of the module's statements
+        if module is not None:  # statements that share a line (`a = 1; b = 2`) are tokenized together
+            firsts: list[int] = []
+            lasts: list[int] = []
+            for stmt in module.body:
+                first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+                last = stmt.end_lineno or stmt.lineno
+                if lasts and first <= lasts[-1]:
+                    lasts[-1] = max(lasts[-1], last)
+                else:
+                    firsts.append(first)
+                    lasts.append(last)
+            self._statements = (firsts, lasts)
         self._ascii = text.isascii()
 
     # ----- positions ---------------------------------------------------------------------------
@@ -79,12 +97,29 @@ class SourceMap:
     # ----- comments ----------------------------------------------------------------------------
     def comments(self, line: int) -> list[str]:
         """Comment tokens on ``line``."""
-        if self._comments is None:
-            self._comments = {}
-            try:
-                for tok in tokenize.generate_tokens(io.StringIO(self.text, newline=None).readline):
-                    if tok.type == tokenize.COMMENT:
-                        self._comments.setdefault(tok.start[0], []).append(tok.string)
-            except (tokenize.TokenError, SyntaxError, IndentationError):
-                pass
+        if "#" not in self.line_text(line):
+            return []
+        first, last = 1, len(self.line_starts)
+        if self._statements is not None:
+            firsts, lasts = self._statements
+            at = bisect.bisect_right(firsts, line) - 1
+            if at >= 0 and line <= lasts[at]:
+                first, last = firsts[at], lasts[at]
+            else:  # between statements: only comments and blank lines
+                first = last = line
+        if first not in self._tokenized:
+            self._tokenized.add(first)
+            self._tokenize(first, last)
         return self._comments.get(line, [])
+
+    def _tokenize(self, first: int, last: int) -> None:
+        """Record the comments of lines ``first``..``last`` (whole statements: the tokenizer starts
+        there outside any string or bracket)."""
+        start = self.line_starts[first - 1]
+        end = self.line_starts[last] if last < len(self.line_starts) else len(self.text)
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(self.text[start:end], newline=None).readline):
+                if tok.type == tokenize.COMMENT:
+                    self._comments.setdefault(first - 1 + tok.start[0], []).append(tok.string)
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            pass

@@ -31,6 +31,7 @@ for modules where a rule asks: modules with pointer-table findings are few.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import replace
 
 from ..boundary import ProjectLookup
@@ -38,7 +39,7 @@ from .held import HeldUses
 from .int_entry import PythonInts
 from .readers import Readers
 from ..semantic.records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
-from ..semantic.syntax import attr_name, is_slice_subscript
+from ..semantic.syntax import CHILD_FIELDS, attr_name, is_slice_subscript
 from .use_kinds import UseClassifier
 from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
 from ..values.facts import ModuleFacts
@@ -86,10 +87,21 @@ class Consumers:
         functions = {id(f): f for f in c.functions.values()}
         functions.update({id(m): m for methods in c.class_methods.values() for m in methods.values()})
         names = {f.name for f in functions.values()}
-        for node in ast.walk(self.module):
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
+        todo = deque([self.module])  # breadth first, in ast.walk's order (the uses' order follows it)
+        pop, push, fields_of, node_class = todo.popleft, todo.append, CHILD_FIELDS, ast.AST
+        while todo:
+            node = pop()
             cls = node.__class__
+            for field in fields_of[cls]:
+                value = getattr(node, field)
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, node_class):
+                            parents[id(item)] = node
+                            push(item)
+                elif isinstance(value, node_class):
+                    parents[id(value)] = node
+                    push(value)
             if (cls is ast.Name or cls is ast.Attribute) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
                 self.name_loads.setdefault(attr_name(node), []).append(node)  # type: ignore[arg-type]
                 key = c.key_of(node)

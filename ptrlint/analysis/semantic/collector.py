@@ -21,6 +21,7 @@ from . import statements as S
 from ..boundary import ModuleContext
 from .calls import CallClassifier
 from .device import is_device_function
+from .syntax import CHILD_FIELDS
 from .model import SemanticModel
 from ..options import AnalysisOptions
 from .traversal import Traversal
@@ -88,17 +89,6 @@ class FactCollector:
 
 
 # ----- dispatch tables (class -> handler), and children in source order where ast's differs ---------
-# Fields that never hold child nodes (identifiers, numbers, flags, a Constant's value, expression contexts).
-_NOT_CHILDREN = frozenset({"id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment",
-                           "is_async", "conversion", "simple", "ctx"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
-
-
-def _child_fields(cls: type) -> tuple[str, ...]:
-    fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
-    return tuple(f for f in fields if f not in _NOT_CHILDREN)
-
-
 _V = TypeVar("_V")
 
 
@@ -120,9 +110,7 @@ _Plan = tuple[Callable[[Traversal, ast.AST], None] | None, Callable[[ast.AST], S
 
 
 def _plan(cls: type) -> _Plan:
-    fields = _CHILD_FIELDS.get(cls)
-    if fields is None:
-        fields = _CHILD_FIELDS[cls] = _child_fields(cls)
+    fields = CHILD_FIELDS[cls]
     return (_PRE.get(cls), _ORDER.get(cls), fields, _POST.get(cls),
             cls is ast.FunctionDef or cls is ast.AsyncFunctionDef)
 

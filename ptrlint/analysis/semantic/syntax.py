@@ -8,6 +8,24 @@ import ast
 from ...names import CREATION_CALLS, UNSAFE_FUNCTIONS
 
 
+# Fields that never hold child nodes (identifiers, numbers, flags, a Constant's value, expression contexts).
+NOT_CHILDREN = frozenset({"id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment",
+                          "is_async", "conversion", "simple", "ctx"})
+
+
+class _ChildFields(dict[type, tuple[str, ...]]):
+    """Node class -> the fields that may hold child nodes, derived on first lookup."""
+
+    def __missing__(self, cls: type) -> tuple[str, ...]:
+        fields: tuple[str, ...] = () if cls is ast.Constant else tuple(
+            f for f in cls._fields if f not in NOT_CHILDREN)  # type: ignore[attr-defined]
+        self[cls] = fields
+        return fields
+
+
+CHILD_FIELDS = _ChildFields()
+
+
 def attr_name(node: ast.AST) -> str | None:
     """The last name of a Name or Attribute (``torch.zeros`` -> "zeros")."""
     if isinstance(node, ast.Attribute):
