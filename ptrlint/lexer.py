@@ -65,6 +65,20 @@ class ProseMap:
         at = bisect.bisect_right(self._string_starts, offset) - 1
         return self._string_ends[at] if at >= 0 and offset < self._string_ends[at] else None
 
+    def in_literal(self, offset: int) -> bool | None:
+        """Whether ``offset`` lies inside a comment or any string (f-strings too), past its first
+        character; None where the scan is unsure."""
+        while self._scanned <= offset and self._unsure > len(self._text):
+            self._advance()
+        if offset >= self._unsure:
+            return None
+        for starts, ends in ((self._starts, self._ends), (self._string_starts, self._string_ends),
+                             (self._fstring_starts, self._fstring_ends)):
+            at = bisect.bisect_left(starts, offset) - 1
+            if at >= 0 and offset < ends[at]:
+                return True
+        return False
+
     def in_brackets(self, offset: int) -> bool | None:
         """Whether a bracket of code (no comment's, no string's) is open at ``offset``: there a name
         followed by ``:`` is a key, a slice or a parameter's type, never an annotated statement.

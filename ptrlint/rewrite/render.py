@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 from typing import Iterable
 
 import libcst as cst
@@ -17,6 +18,7 @@ from libcst._nodes.internal import CodegenState  # what Module.code_for_node use
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from ..findings import Edit, Intent
+from .statements import statement_starts
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
@@ -112,19 +114,56 @@ class _Offsets:
 
 def render(text: str, intents: Iterable[Intent]) -> dict[Intent, Edit | None]:
     """The text edit of every intent (None where the intent cannot be applied). Raises
-    libcst.ParserSyntaxError when libcst cannot parse the file."""
+    libcst.ParserSyntaxError when libcst cannot parse the file.
+
+    libcst parses only the top-level statements that hold an intent (:mod:`.statements`), each on
+    its own; a statement libcst cannot parse alone is rendered on the whole text instead."""
     wanted = sorted(set(intents))
     if not wanted:
         return {}
-    tree = _Tree(text)
-    out: dict[Intent, Edit | None] = {}
+    starts = statement_starts(text)
+    pieces: dict[tuple[int, int], list[Intent]] = {}
     for intent in wanted:
+        at = bisect.bisect_right(starts, intent.start) - 1
+        begin, end = starts[at], (starts[at + 1] if at + 1 < len(starts) else len(text))
+        if intent.end > end:  # not within one statement: the whole text
+            begin, end = 0, len(text)
+        pieces.setdefault((begin, end), []).append(intent)
+    line_starts = _Offsets(text).starts
+    out: dict[Intent, Edit | None] = {}
+    whole: list[Intent] = pieces.pop((0, len(text)), [])
+    for (begin, end), group in pieces.items():
         try:
-            node = _find(tree, intent)
-            out[intent] = _edit(tree, intent, node, _apply(intent, node, tree))
+            tree = _Tree(text[begin:end])
+        except cst.ParserSyntaxError:
+            whole.extend(group)
+            continue
+        out.update(_render_on(tree, group, begin, line_starts))
+    if whole:
+        out.update(_render_on(_Tree(text), sorted(whole), 0, line_starts))
+    return out
+
+
+def _render_on(tree: _Tree, intents: list[Intent], base: int, line_starts: list[int]) -> dict[Intent, Edit | None]:
+    """Render ``intents`` on ``tree``, the text's piece that starts at offset ``base``."""
+    out: dict[Intent, Edit | None] = {}
+    for intent in intents:
+        local = replace(intent, start=intent.start - base, end=intent.end - base) if base else intent
+        try:
+            node = _find(tree, local)
+            edit = _edit(tree, local, node, _apply(local, node, tree))
         except RewriteError:
             out[intent] = None
+            continue
+        start, end = edit.start + base, edit.end + base
+        out[intent] = Edit(start, end, edit.text, _position(line_starts, start), _position(line_starts, end))
     return out
+
+
+def _position(line_starts: list[int], offset: int) -> tuple[int, int]:
+    """1-based (line, column) of a character offset."""
+    line = bisect.bisect_right(line_starts, offset)
+    return line, offset - line_starts[line - 1] + 1
 
 
 def _find(tree: _Tree, intent: Intent) -> cst.CSTNode:
@@ -261,14 +300,7 @@ def _edit(tree: _Tree, intent: Intent, node: cst.CSTNode, new: cst.CSTNode) -> E
         or _word_at(new_code, len(new_code) - suffix - 1, len(new_code) - suffix, prefix)
     ):
         suffix -= 1
-    start, end = base + prefix, base + len(old_code) - suffix
-    starts = tree.offsets.starts
-
-    def pos(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(starts, offset)
-        return line, offset - starts[line - 1] + 1
-
-    return Edit(start, end, new_code[prefix:len(new_code) - suffix], pos(start), pos(end))
+    return Edit(base + prefix, base + len(old_code) - suffix, new_code[prefix:len(new_code) - suffix])
 
 
 def _word(char: str) -> bool:
