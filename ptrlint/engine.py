@@ -110,7 +110,7 @@ def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str
     module = tree if tree is not None else parse_host(text, parse)
     context = link.context() if link is not None else ModuleContext()
     facts = collect(module, analysis_options(config), context)
-    source = SourceMap(text)
+    source = SourceMap(text, module)
     findings = [] if only_summary else analyse_facts(facts, module, source, path, config, enabled)
     shared = link.finish(facts, source, context) if link is not None else None
     facts.release()  # the tree and the facts are freed when this returns (ptrlint/gcpause.py)
@@ -195,16 +195,17 @@ def _rendered(fix: Fix, edits: dict) -> Fix | None:
 
 # ----- one text ----------------------------------------------------------------------------------
 def process_text(text: str, path: str, settings: Settings, link: ProjectLink | None = None,
-                 tree: ast.Module | None = None) -> FileResult:
+                 tree: ast.Module | None = None, findings: list[Finding] | None = None) -> FileResult:
     """Lint (and with settings.fixing, fix) one decoded text; never raises. The fixed text is
     returned in ``new_text``; writing it (or a diff) is the caller's. ``tree``: the text parsed
-    already (see :func:`analyse_module`)."""
+    already (see :func:`analyse_module`); ``findings``: the text analysed already, with ``link``'s
+    answers (the project index's last round), so only the fixes are left to do."""
     result = FileResult(path=path)
     try:
         if settings.prefilter and not prefilter(text, settings.config):
             return result
         with one_module():  # fixing re-analyses and libcst-parses the module: one collection for all of it
-            _lint_and_fix(text, path, settings, link, result, tree)
+            _lint_and_fix(text, path, settings, link, result, tree, findings)
     except ParseError as exc:
         result.error = FileError(path, exc.message, exc.line, exc.column)
     except RecursionError:
@@ -216,11 +217,12 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
 
 
 def _lint_and_fix(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult,
-                  tree: ast.Module | None = None) -> None:
+                  tree: ast.Module | None = None, findings: list[Finding] | None = None) -> None:
     """The body of :func:`process_text`, filling ``result`` (its caller turns errors into results)."""
-    analysis = analyse_module(text, path, settings.config, settings.enabled, link, tree=tree)
-    findings = analysis.findings
-    result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
+    if findings is None:
+        analysis = analyse_module(text, path, settings.config, settings.enabled, link, tree=tree)
+        findings = analysis.findings
+        result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
     final_text = text
     if settings.fixing and any(applicable(f, settings) for f in findings):
         new_text, fixed, findings = fix_loop(text, path, settings, findings, link, result.applied)
@@ -252,11 +254,10 @@ def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding],
             applied_out.extend(chosen)
         if applied == 0 or new_text == text:
             break
-        try:
-            parse(new_text)  # a fix that breaks the syntax is a bug: never write it
+        try:  # the analysis parses the fixed text first: a fix that breaks the syntax is a bug, never written
+            findings = analyse(new_text, path, settings.config, settings.enabled, link)
         except ParseError as exc:
             raise RuntimeError(f"a fix produced invalid Python ({exc.message}); nothing was written") from exc
         text = new_text
         fixed += applied
-        findings = analyse(text, path, settings.config, settings.enabled, link)
     return text, fixed, findings

@@ -206,3 +206,4 @@ class FileResult:
     summary: Any = None
     consulted: dict[str, str] | None = None
     wanted: set[str] | None = None
+    source_digest: str = ""  # index runs: a digest of the bytes the findings were computed from

@@ -5,6 +5,7 @@ cells, with findings reported per cell."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from dataclasses import replace
 
@@ -38,6 +39,11 @@ def quick_result(path: str, settings: Settings) -> FileResult | None:
     return None
 
 
+def source_digest(text: str) -> str:
+    """What tells one text from another (a fix reuses the index's findings only for the text they came from)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def process_file(path: str, settings: Settings) -> FileResult:
     """Read, lint, and fix or diff one file. Errors become a FileError; never raises."""
     quick = quick_result(path, settings)
@@ -45,11 +51,14 @@ def process_file(path: str, settings: Settings) -> FileResult:
 
 
 def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
-              text_override: str | None = None, tree: ast.Module | None = None) -> FileResult:
+              text_override: str | None = None, tree: ast.Module | None = None,
+              findings: list[Finding] | None = None, findings_digest: str = "") -> FileResult:
     """The parsing path of process_file (the caller has tried quick_result already): lint, then
     write the fix atomically (``--fix``) or show it (``--diff``). ``link``: the file's place in an
     index run (its results are cached by the run, not here). ``tree``: ``text_override`` parsed
-    already (planner/workers.py parses ahead); without the text it came from, it is not used."""
+    already (planner/workers.py parses ahead); without the text it came from, it is not used.
+    ``findings``: the file analysed already by the index run, from a text of ``findings_digest``
+    (only its fixes are left to do)."""
     if path.endswith(".ipynb"):
         return lint_notebook(path, settings)
     read = read_source(path)
@@ -58,8 +67,12 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
     real, data, text, encoding = read
     if text_override is not None:
         text = text_override
+    digest = source_digest(text) if link is not None else ""
+    if findings is not None and digest != findings_digest:
+        findings = None  # the file changed since the index analysed it: analyse it again
     result = engine.process_text(text, path, replace(settings, prefilter=False, project_index=link is not None), link,
-                                 tree if text_override is not None else None)
+                                 tree if text_override is not None else None, findings)
+    result.source_digest = digest
     if result.error is None and result.new_text is not None:
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)

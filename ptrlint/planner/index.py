@@ -324,8 +324,14 @@ class ProjectRun:
                 rendered = rendered_from_cache(task, result.findings)
             _store(self.cache, self.texts, task, result, rendered)
             if fixing:
-                # fix (or diff) with the final view, in this process: the files with fixes are few
-                result = lint_file(task.path, final, ModuleLink(self.view, task.path), text_override=self.texts.get(task.path))
+                # fix (or diff) with the final view, in this process: the files with fixes are few; the
+                # findings of the last round serve when every answer they read still holds
+                current = task.stage is Stage.ANALYSED and result.source_digest and not consulted_changed(
+                    task.consulted, self.view, task.module, task.bases, fresh=True)
+                result = lint_file(task.path, final, ModuleLink(self.view, task.path),
+                                   text_override=self.texts.get(task.path),
+                                   findings=result.findings if current else None,
+                                   findings_digest=result.source_digest)
             elif rendered is not None:
                 result = replace(result, findings=rendered)
             self.results[task.path] = result
