@@ -103,7 +103,10 @@ class ProjectRun:
                 # the first round already answers "is this a class, with which fields" as later ones will
                 task.summary = task.provisional if task.provisional is not None else task.light_summary()
         first = {id(t) for t in pending}
-        pending += [t for t in self.tasks.values() if not t.light and not t.done and id(t) not in first]
+        # the modules read for the given ones (their imports, their importers) are served by the cache too:
+        # a run on one file of a tree linted before reads its neighbours' entries, it does not analyse them
+        pending += [t for t in self.tasks.values()
+                    if not t.light and not t.done and id(t) not in first and not self._from_cache(t)]
         self._execute(pending, self._refresh())
         keep_heap()  # and the first round's summaries
         self._settle()
@@ -378,13 +381,16 @@ def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileR
 
 def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
     """Findings, summary and what they read from a cache entry; False when the entry does not
-    serve this task (another kind of analysis, or a partial summary of a module imported now)."""
-    if "consulted" not in extra or extra.get("analysed") != task.analyse:
+    serve this task (a summary-only analysis for a task that wants findings, or a partial summary of
+    a module imported now). An entry analysed for findings serves a summary-only task (the module
+    linted before in a whole-tree run, read now for a run on one of its importers): the same summary,
+    its findings not reported."""
+    if "consulted" not in extra or (task.analyse and not extra.get("analysed")):
         return False
     partial = bool(extra.get("partial"))
     if partial and task.imported:
         return False
-    task.result = FileResult(path=task.path, findings=findings)
+    task.result = FileResult(path=task.path, findings=findings if task.analyse else [])
     summary = ModuleSummary.from_json(extra["summary"]) if extra.get("summary") else None
     task.summary, task.writes = (None, summary) if partial else (summary, None)
     task.consulted = dict(extra["consulted"])

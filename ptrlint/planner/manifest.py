@@ -27,7 +27,7 @@ import tempfile
 import time
 from typing import Any
 
-MANIFEST_FORMAT = 2  # 2: readable record keys
+MANIFEST_FORMAT = 3  # 2: readable record keys; 3: cache keys hold the module's path
 SETTLE_NS = 2_000_000_000  # 2 s: FAT's granularity; ext4, APFS and NTFS are far finer
 
 Signature = tuple[int, int, int]

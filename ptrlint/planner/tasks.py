@@ -205,7 +205,8 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     if evidence is None or site is None:
         evidence, site = evidence_and_site(text, settings.config)
     name, is_package = module_name(real)
-    key = Cache.key(data, settings, f"index:{name}:{int(is_package)}") if settings.cache_dir else ""
+    # by place too: a summary holds its module's path (evidence locations), which a copy of the tree must not read
+    key = Cache.key(data, settings, f"index:{name}:{int(is_package)}:{real}") if settings.cache_dir else ""
     task = Task(path, real, name, is_package, Role.of(linted, evidence, site), linted, key=key, text=text, size=len(text))
     task.modules(), task.light_summary()  # what the planner needs of the text, derived here (in a worker)
     record = record_of(task, evidence, site) if settings.cache_dir else None

@@ -448,3 +448,41 @@ def test_a_file_alone_reaches_a_module_through_a_package_reexport(ptrlint, tmp_p
                        "    return torch.tensor(kv.handles(ts), dtype=torch.int64)  # expect: PTR001\n",
     })
     assert _keys(_found(ptrlint, root, "kv/table.py")) == _keys(_found(ptrlint, root, ".")) == _expected(root)
+
+
+def test_one_file_after_the_whole_tree_reads_its_neighbours_from_the_cache(tmp_path):
+    """A pre-commit run on one file after the tree was linted: the modules it imports and those that
+    import it are restored from the whole-tree run's entries (analysed for findings there, read for
+    their summaries here), not analysed again; its findings are a cold run's."""
+    from ptrlint.planner.tasks import Stage
+
+    files = write_pointer_package(tmp_path)
+    (tmp_path / "pkg" / "writer.py").write_text(_WRITER)
+    (tmp_path / "pkg" / "holder.py").write_text(_HOLDER)
+    files += [str(tmp_path / "pkg" / "writer.py"), str(tmp_path / "pkg" / "holder.py")]
+    cache = str(tmp_path / "cache")
+    _index_run(files, cache)
+    one = [str(tmp_path / "pkg" / "holder.py")]
+    warm_run, warm = _index_run(one, cache)
+    neighbours = [t for t in warm_run.tasks.values() if not t.linted and not t.light]
+    assert neighbours and all(t.stage is Stage.RESTORED for t in neighbours)
+    _cold_run, cold = _index_run(one)
+    assert [r.findings for r in warm] == [r.findings for r in cold] and ("holder.py", 12, "PTR001") in _codes(warm)
+
+
+def test_a_copy_of_the_tree_does_not_read_the_original_s_summaries(tmp_path):
+    """Cached summaries hold their module's path (the evidence locations a finding names): a copy of
+    the tree with the same contents and the same cache reports its own paths."""
+    import shutil
+
+    original = tmp_path / "a"
+    original.mkdir()
+    files = write_pointer_package(original)
+    cache = str(tmp_path / "cache")
+    _index_run(files, cache)
+    copy = tmp_path / "b"
+    shutil.copytree(original, copy)
+    copied = [str(copy / Path(f).relative_to(original)) for f in files]
+    _run, warm = _index_run(copied, cache)
+    related = {r.path for result in warm for f in result.findings for r in f.related if r.path}
+    assert related and all(str(original) not in path for path in related)
