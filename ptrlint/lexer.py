@@ -199,3 +199,78 @@ def _is_fstring(text: str, quote: int) -> bool:
     if last in ("f", "F"):
         return True
     return last in ("r", "R", "b", "B") and quote >= 2 and text[quote - 2] in ("f", "F")
+
+
+# ----- top-level statements ------------------------------------------------------------------------
+# Code at column 0 (no space, comment or closing bracket): where a top-level statement may start.
+_STATEMENT_CANDIDATE = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
+_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")  # continues the compound statement before it
+# A comment or a whole string (triple-quoted first), as _LEXEME reads them, removed before brackets are counted.
+_LITERALS = re.compile(r"""
+  \#[^\n]*
+| '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''
+| \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*\"\"\"
+| '[^'\\\n]*(?:\\.[^'\\\n]*)*'
+| "[^"\\\n]*(?:\\.[^"\\\n]*)*"
+""", re.VERBOSE | re.DOTALL)
+
+
+def statement_starts(text: str) -> list[int]:
+    """Offsets at which the top-level statements of ``text`` start, in order, 0 first.
+
+    A top-level statement starts on a line whose first character is code at column 0, outside any
+    string, comment or open bracket, not after a line continuation, and not a clause that continues
+    the statement before (``else``, ``elif``, ``except``, ``finally``); a decorated definition
+    starts at its first decorator. The text between two such lines is read with one regex (its
+    comments and strings removed, its brackets counted); where a string runs past such a line, the
+    exact scan of :class:`ProseMap` decides instead. Where that scan is unsure, the whole text is
+    one statement."""
+    starts = [0]
+    decorated = text.startswith("@")
+    depth, previous = 0, 0
+    for match in _STATEMENT_CANDIDATE.finditer(text, 1):
+        at = match.start()
+        code = _LITERALS.sub("", text[previous:at])
+        previous = at
+        if "'" in code or '"' in code:
+            return _statement_starts_exact(text)  # a string spans the line (or the regex cannot read it)
+        depth += _opened(code, 0, len(code))
+        if depth < 0:
+            return _statement_starts_exact(text)
+        if depth or _continued(text, at) or _CLAUSE.match(text, at):
+            continue
+        if decorated:  # the definition after its decorators, or the next decorator
+            decorated = text.startswith("@", at)
+            continue
+        decorated = text.startswith("@", at)
+        starts.append(at)
+    return starts
+
+
+def _statement_starts_exact(text: str) -> list[int]:
+    """:func:`statement_starts` with every line asked of :class:`ProseMap` (strings that span lines)."""
+    prose = ProseMap(text)
+    starts = [0]
+    decorated = text.startswith("@")
+    for match in _STATEMENT_CANDIDATE.finditer(text, 1):
+        at = match.start()
+        inside = prose.in_literal(at)
+        brackets = prose.in_brackets(at) if inside is False else None
+        if inside is None or (inside is False and brackets is None):
+            return [0]  # unsure: one statement
+        if inside or brackets or _continued(text, at) or _CLAUSE.match(text, at):
+            continue
+        if decorated:
+            decorated = text.startswith("@", at)
+            continue
+        decorated = text.startswith("@", at)
+        starts.append(at)
+    return starts
+
+
+def _continued(text: str, at: int) -> bool:
+    """Whether the line before ``at`` ends in a backslash (the statement goes on)."""
+    end = at - 1
+    if end > 0 and text[end] == "\n" and text[end - 1] == "\r":
+        end -= 1
+    return end > 0 and text[end - 1] == "\\"

@@ -18,7 +18,7 @@ from libcst._nodes.internal import CodegenState  # what Module.code_for_node use
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from ..findings import Edit, Intent
-from .statements import statement_starts
+from ..lexer import statement_starts
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
@@ -116,8 +116,9 @@ def render(text: str, intents: Iterable[Intent]) -> dict[Intent, Edit | None]:
     """The text edit of every intent (None where the intent cannot be applied). Raises
     libcst.ParserSyntaxError when libcst cannot parse the file.
 
-    libcst parses only the top-level statements that hold an intent (:mod:`.statements`), each on
-    its own; a statement libcst cannot parse alone is rendered on the whole text instead."""
+    libcst parses only the top-level statements that hold an intent
+    (:func:`ptrlint.lexer.statement_starts`), each on its own; a statement libcst cannot parse alone
+    is rendered on the whole text instead."""
     wanted = sorted(set(intents))
     if not wanted:
         return {}
