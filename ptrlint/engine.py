@@ -25,6 +25,7 @@ from .discovery import display_path
 from .gcpause import one_module
 from .findings import FileError, FileResult, Finding, Fix, Related
 from .prefilter import prefilter
+from .relevance import REDUCE_FROM, parsed_as_kept, relevant_text
 from .rewrite.apply import apply_fixes
 from .rules import ALL_RULES
 from .rules.base import RuleContext
@@ -54,6 +55,10 @@ class ProjectLink(Protocol):
 
     def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext) -> IndexShare:
         """The index's share of one analysis: summary, consulted answers, wanted modules."""
+
+    def whole_module(self) -> bool:
+        """Whether the index keeps a summary of every name of the module (other modules read it):
+        then the analysis sees the whole module, never only its relevant statements."""
 
 
 @dataclass
@@ -87,6 +92,25 @@ def parse(text: str) -> ast.Module:
         raise ParseError(f"cannot parse: {exc}") from exc
 
 
+def parse_relevant(text: str, config: Config, may_cut: bool = True) -> ast.Module:
+    """The tree the analysis needs (raises ParseError): a large module's relevant statements alone
+    where ``may_cut`` (no other module reads its names), each other statement parsed on its own and
+    dropped (the file must parse, and an ast of the whole would be its size many times over); else
+    the whole text. Kernel bodies are blanked either way (:func:`parse_host`)."""
+    relevant = relevant_text(text, config) if may_cut and len(text) >= REDUCE_FROM else None
+    if relevant is None:
+        return parse_host(text, parse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for begin, end in relevant.dropped:
+            try:
+                ast.parse(text[begin:end])
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return parse_host(text, parse)  # the whole text tells what is wrong (or the cut was)
+    module = parse_host(relevant.text, parse)
+    return module if parsed_as_kept(module, relevant) else parse_host(text, parse)
+
+
 def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None) -> list[Finding]:
     """Findings of one decoded source text, with fix intents (raises ParseError).
 
@@ -107,7 +131,7 @@ def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str]
 
 def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None,
                     only_summary: bool, tree: ast.Module | None) -> Analysis:
-    module = tree if tree is not None else parse_host(text, parse)
+    module = tree if tree is not None else parse_relevant(text, config, link is None or not link.whole_module())
     context = link.context() if link is not None else ModuleContext()
     facts = collect(module, analysis_options(config), context)
     source = SourceMap(text, module)

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from .. import engine
 from ..analysis.semantic.device import parse_host
+from ..relevance import REDUCE_FROM
 from ..findings import FileResult
 from ..project.link import ModuleLink
 from ..project.view import ProjectView
@@ -140,6 +141,8 @@ def parse_ahead(paths: list[str], settings: Settings, published: str) -> tuple[d
             try:
                 if isinstance(read, FileResult):
                     raise engine.ParseError("unreadable")
+                if len(read[2]) >= REDUCE_FROM:
+                    raise engine.ParseError("large: the round parses what it needs of it (ptrlint/relevance.py)")
                 parsed.append((path, read[2], parse_host(read[2], engine.parse)))
                 budget -= len(read[2])
             except Exception:  # noqa: BLE001 - the round reports it

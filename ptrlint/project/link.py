@@ -40,6 +40,9 @@ class ModuleLink:
         name, is_package = module_name(self.path)
         return ModuleContext(name, is_package, self.view.for_module(name, search_bases(self.path)))
 
+    def whole_module(self) -> bool:
+        return self.summary and not self.partial
+
     def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext) -> Shared:
         view = context.view
         if not isinstance(view, ProjectView):

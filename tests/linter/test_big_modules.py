@@ -98,3 +98,65 @@ def test_rendering_by_statement_gives_the_whole_text_s_edits(monkeypatch):
         assert by_statement == whole
         checked += len(intents)
     assert checked > 100
+
+
+def _generated(blocks: int) -> str:
+    """A generated module: ordinary classes and dicts, a pointer table every seventh block, and a
+    consumer of one table in a statement of its own (reached through the table's function name)."""
+    parts = ["import numpy as np\nimport torch\n\n"]
+    for i in range(blocks):
+        if i % 7 == 3:
+            parts.append(f"\n\ndef table_{i}(ts):\n    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n")
+        elif i % 2:
+            parts.append(f"\n\nclass Config{i}:\n    size: int = {i}\n\n    def scaled(self, k):\n"
+                         f"        return Config{i}() if k else self\n")
+        else:
+            parts.append(f"\n\nKERNELS_{i} = {{'block': {i}, 'warps': 4, 'names': ['a', 'b']}}\n")
+    parts.append("\n\ndef launch(ts, kernel):\n    kernel(table_3(ts).numpy())\n")
+    return "".join(parts)
+
+
+def _analysed(text: str, monkeypatch, cut: bool) -> list:
+    import ptrlint.engine as engine
+    from ptrlint.config import Config
+    from ptrlint.rules import ALL_RULES
+
+    monkeypatch.setattr(engine, "REDUCE_FROM", 0 if cut else 10**12)
+    return engine.analyse(text, "generated.py", Config(), frozenset(r.code for r in ALL_RULES))
+
+
+def test_a_generated_module_is_analysed_in_its_relevant_statements(monkeypatch):
+    """The cut keeps the imports, the tables and the function that consumes one (it names the table's
+    function), drops the classes and dicts, and the findings (with their fixes) are the whole module's."""
+    from ptrlint.config import Config
+    from ptrlint.relevance import relevant_text
+
+    text = _generated(60)
+    relevant = relevant_text(text, Config())
+    assert relevant is not None and len(relevant.text.splitlines()) == len(text.splitlines())
+    kept = [line for line in relevant.text.splitlines() if line.startswith(("def ", "class ", "KERNELS"))]
+    assert kept == [f"def table_{i}(ts):" for i in range(60) if i % 7 == 3] + ["def launch(ts, kernel):"]
+    assert _analysed(text, monkeypatch, cut=True) == _analysed(text, monkeypatch, cut=False)
+
+
+@pytest.mark.parametrize("name", ["examples", "corpus"])
+def test_cutting_every_module_changes_no_finding(name, monkeypatch):
+    """With every module cut to its relevant statements (the threshold at 0), the examples and the
+    fixture corpus get exactly the whole modules' findings and fixes."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    folder = root / ("examples" if name == "examples" else "tests/fixtures/corpus/cases")
+    for path in sorted(folder.rglob("*.py")):
+        text = path.read_text()
+        assert _analysed(text, monkeypatch, cut=True) == _analysed(text, monkeypatch, cut=False), path.name
+
+
+def test_a_syntax_error_in_a_statement_left_out_is_still_reported(monkeypatch):
+    """Every statement left out is parsed on its own: a broken one makes the file an E999 at its line."""
+    from ptrlint.engine import ParseError
+
+    text = _generated(30) + "\n\nclass Broken:\n    def f(self:\n        pass\n"
+    with pytest.raises(ParseError) as error:
+        _analysed(text, monkeypatch, cut=True)
+    assert error.value.line == text.count("\n") - 1

@@ -87,21 +87,8 @@ class Consumers:
         functions = {id(f): f for f in c.functions.values()}
         functions.update({id(m): m for methods in c.class_methods.values() for m in methods.values()})
         names = {f.name for f in functions.values()}
-        todo = deque([self.module])  # breadth first, in ast.walk's order (the uses' order follows it)
-        pop, push, fields_of, node_class = todo.popleft, todo.append, CHILD_FIELDS, ast.AST
-        while todo:
-            node = pop()
+        for node in _breadth_first(self.module, parents):
             cls = node.__class__
-            for field in fields_of[cls]:
-                value = getattr(node, field)
-                if value.__class__ is list:
-                    for item in value:
-                        if isinstance(item, node_class):
-                            parents[id(item)] = node
-                            push(item)
-                elif isinstance(value, node_class):
-                    parents[id(value)] = node
-                    push(value)
             if (cls is ast.Name or cls is ast.Attribute) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
                 self.name_loads.setdefault(attr_name(node), []).append(node)  # type: ignore[arg-type]
                 key = c.key_of(node)
@@ -352,3 +339,24 @@ class Consumers:
         visited.add(token)
         return self.class_uses([root], trail.step(), visited)
 
+
+def _breadth_first(module: ast.Module, parents: dict[int, ast.AST]) -> list[ast.AST]:
+    """Every node, in ast.walk's order (the uses' order follows it), each child's parent recorded;
+    one loop over the child fields, not ast.walk's two generators per node."""
+    order: list[ast.AST] = []
+    todo = deque([module])
+    pop, push, keep, fields_of, node_class = todo.popleft, todo.append, order.append, CHILD_FIELDS, ast.AST
+    while todo:
+        node = pop()
+        keep(node)
+        for field in fields_of[node.__class__]:
+            value = getattr(node, field)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, node_class):
+                        parents[id(item)] = node
+                        push(item)
+            elif isinstance(value, node_class):
+                parents[id(value)] = node
+                push(value)
+    return order
