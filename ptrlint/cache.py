@@ -73,7 +73,7 @@ class Cache:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"findings": [f.to_json() for f in findings], "extra": extra or {}}, handle)
+                handle.write(json.dumps({"findings": [f.to_json() for f in findings], "extra": extra or {}}))
             os.replace(tmp, target)
         except OSError:
             pass  # a read-only tree simply runs uncached

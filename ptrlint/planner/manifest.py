@@ -82,7 +82,8 @@ class Manifest:
             os.makedirs(folder, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"format": MANIFEST_FORMAT, "files": self.records}, handle, separators=(",", ":"))
+                # dumps, not dump: json.dump streams through the pure-Python encoder (0.7 s for torch's manifest)
+                handle.write(json.dumps({"format": MANIFEST_FORMAT, "files": self.records}, separators=(",", ":")))
             os.replace(tmp, self.file)
             self.dirty = False
         except OSError:
