@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 import tempfile
@@ -14,24 +15,43 @@ class FileChangedError(Exception):
 
 
 def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
-    """Apply the fixes of ``findings`` whose edits do not overlap an earlier chosen fix.
+    """Apply the fixes of ``findings`` whose edits do not overlap an earlier chosen fix (nor each other).
 
     Identical edits from different fixes (the same import name appended twice) are applied
-    once. Returns the new text and the findings whose fixes were applied.
+    once. Returns the new text and the findings whose fixes were applied. Linear in the text and
+    the edits (chosen edits are kept sorted; the text is joined once).
     """
-    chosen: list[Edit] = []
+    chosen: list[Edit] = []  # sorted by (start, end)
+    identical: set[Edit] = set()
     applied: list[Finding] = []
     for finding in sorted(findings, key=Finding.sort_key):
         assert finding.fix is not None
-        edits = [e for e in finding.fix.edits if e not in chosen]
-        if any(_overlaps(e, c) for e in edits for c in chosen):
-            continue
-        chosen.extend(edits)
+        edits = [e for e in finding.fix.edits if e not in identical]
+        if any(_overlaps_chosen(e, chosen) for e in edits) or any(
+                _overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1:]):
+            continue  # it meets a chosen fix (or its own edits meet: no order would be right)
+        for edit in edits:
+            bisect.insort(chosen, edit, key=_span)
+            identical.add(edit)
         applied.append(finding)
-    out = text
-    for edit in sorted(chosen, key=lambda e: (e.start, e.end), reverse=True):
-        out = out[: edit.start] + edit.text + out[edit.end :]
-    return out, applied
+    parts: list[str] = []
+    at = 0
+    for edit in chosen:
+        parts.append(text[at:edit.start])
+        parts.append(edit.text)
+        at = edit.end
+    parts.append(text[at:])
+    return "".join(parts), applied
+
+
+def _span(edit: Edit) -> tuple[int, int]:
+    return edit.start, edit.end
+
+
+def _overlaps_chosen(edit: Edit, chosen: list[Edit]) -> bool:
+    """Whether ``edit`` overlaps one of the sorted ``chosen`` edits (only its neighbours can)."""
+    at = bisect.bisect_left(chosen, _span(edit), key=_span)
+    return any(_overlaps(edit, chosen[i]) for i in range(max(0, at - 1), min(len(chosen), at + 2)))
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:

@@ -117,8 +117,8 @@ def render(text: str, intents: Iterable[Intent]) -> dict[Intent, Edit | None]:
     libcst.ParserSyntaxError when libcst cannot parse the file.
 
     libcst parses only the top-level statements that hold an intent
-    (:func:`ptrlint.lexer.statement_starts`), each on its own; a statement libcst cannot parse alone
-    is rendered on the whole text instead."""
+    (:func:`ptrlint.lexer.statement_starts`), joined into one text; where that does not parse, each
+    on its own, and a statement libcst cannot parse alone is rendered on the whole text instead."""
     wanted = sorted(set(intents))
     if not wanted:
         return {}
@@ -133,20 +133,46 @@ def render(text: str, intents: Iterable[Intent]) -> dict[Intent, Edit | None]:
     line_starts = _Offsets(text).starts
     out: dict[Intent, Edit | None] = {}
     whole: list[Intent] = pieces.pop((0, len(text)), [])
-    for (begin, end), group in pieces.items():
+    spans = sorted(pieces)
+    joined, bases = _joined(text, spans)
+    try:  # one parse for all of them (libcst's fixed cost per parse is most of a small statement's)
+        tree: _Tree | None = _Tree(joined) if spans else None
+    except cst.ParserSyntaxError:
+        tree = None
+    for span, base in zip(spans, bases):
+        group = pieces[span]
+        if tree is not None:
+            out.update(_render_on(tree, group, base, line_starts))
+            continue
         try:
-            tree = _Tree(text[begin:end])
+            alone = _Tree(text[span[0]:span[1]])
         except cst.ParserSyntaxError:
             whole.extend(group)
             continue
-        out.update(_render_on(tree, group, begin, line_starts))
+        out.update(_render_on(alone, group, span[0], line_starts))
     if whole:
         out.update(_render_on(_Tree(text), sorted(whole), 0, line_starts))
     return out
 
 
+def _joined(text: str, spans: list[tuple[int, int]]) -> tuple[str, list[int]]:
+    """The statements at ``spans`` one after another (each ending its line), and for each, what to
+    add to an offset in the joined text to get the offset in ``text``."""
+    parts: list[str] = []
+    bases: list[int] = []
+    at = 0
+    for begin, end in spans:
+        piece = text[begin:end]
+        if not piece.endswith(("\n", "\r")):
+            piece += "\n"
+        parts.append(piece)
+        bases.append(begin - at)
+        at += len(piece)
+    return "".join(parts), bases
+
+
 def _render_on(tree: _Tree, intents: list[Intent], base: int, line_starts: list[int]) -> dict[Intent, Edit | None]:
-    """Render ``intents`` on ``tree``, the text's piece that starts at offset ``base``."""
+    """Render ``intents`` on ``tree``, a text whose offset ``o`` is the rendered text's ``o + base``."""
     out: dict[Intent, Edit | None] = {}
     for intent in intents:
         local = replace(intent, start=intent.start - base, end=intent.end - base) if base else intent

@@ -160,3 +160,49 @@ def test_a_syntax_error_in_a_statement_left_out_is_still_reported(monkeypatch):
     with pytest.raises(ParseError) as error:
         _analysed(text, monkeypatch, cut=True)
     assert error.value.line == text.count("\n") - 1
+
+
+def _apply_reference(text, findings):
+    """The quadratic way apply_fixes worked: chosen edits in a list, the text rebuilt per edit."""
+    from ptrlint.findings import Finding
+
+    def overlaps(a, b):
+        return a.start == a.end == b.start == b.end or (a.start < b.end and b.start < a.end)
+
+    chosen, applied = [], []
+    for finding in sorted(findings, key=Finding.sort_key):
+        edits = [e for e in finding.fix.edits if e not in chosen]
+        if any(overlaps(e, c) for e in edits for c in chosen):
+            continue
+        chosen.extend(edits)
+        applied.append(finding)
+    out = text
+    for edit in sorted(chosen, key=lambda e: (e.start, e.end), reverse=True):
+        out = out[:edit.start] + edit.text + out[edit.end:]
+    return out, applied
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_applying_edits_is_the_reference_application(seed):
+    """apply_fixes (sorted edits, one join) chooses and applies what the quadratic way did, on
+    random overlapping, nested, repeated and empty edits."""
+    import random
+
+    from ptrlint.findings import Edit, Finding, Fix
+    from ptrlint.rewrite.apply import apply_fixes
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice("abc \n") for _ in range(60))
+    pool = []
+    for _ in range(rng.randint(1, 12)):
+        start = rng.randint(0, 60)
+        end = min(60, start + rng.choice([0, 0, 1, 3, 8]))
+        pool.append(Edit(start, end, rng.choice(["", "X", "uint64", "YY"])))
+    findings = []
+    for n in range(rng.randint(1, 10)):
+        edits = tuple(sorted(set(rng.sample(pool, rng.randint(1, min(2, len(pool)))))))
+        if len(edits) == 2 and (edits[0].start == edits[0].end == edits[1].start == edits[1].end
+                                or edits[1].start < edits[0].end):
+            edits = edits[:1]  # a fix's own edits never meet (the reference applied those in a wrong order)
+        findings.append(Finding("m.py", rng.randint(1, 5), n + 1, 1, 1, "PTR001", "x", "m", Fix(True, (), "t", edits=edits)))
+    assert apply_fixes(text, findings) == _apply_reference(text, findings)
