@@ -273,11 +273,13 @@ class ProjectRun:
         """Analyse candidates that got connected, and run again what read an answer that has
         changed since (writes of importers into a module's classes, summaries of cycles)."""
         candidates = CandidateRounds()
+        tried: set[str] = set()  # the modules asked for so far (each is read once)
         for _round in range(MAX_ROUNDS):
             view = self._view()
             connections = connections_of(view, self._symbols)
             candidates.start(connections)
             again = []
+            unread: set[str] = set()  # modules a restored entry's changed answers asked for
             for task in permuted(list(self.tasks.values()), "settle"):
                 if task.role is Role.CANDIDATE:
                     if candidates.connected(task, lambda t: self._connected(t, connections)):
@@ -285,25 +287,23 @@ class ProjectRun:
                         self._close_dependencies([task])
                         if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
                             again.append(task)
-                elif not task.light and task.done and consulted_changed(task.consulted, view, task.module, task.bases,
-                                                                        fresh=task.stage is not Stage.RESTORED):
-                    again.append(task)
+                elif not task.light and task.done:
+                    asked: set[str] = set()
+                    if consulted_changed(task.consulted, view, task.module, task.bases,
+                                         fresh=task.stage is not Stage.RESTORED, wanted=asked):
+                        if task.stage is Stage.RESTORED and asked - tried and _round < MAX_ROUNDS - 1:
+                            unread |= asked - tried  # read what it read first (a run on part of the tree): it may hold
+                        else:
+                            again.append(task)
             wanted = {m for t in self.tasks.values() for m in (t.result.wanted if t.result and t.result.wanted else ())}
-            for module in permuted(sorted(wanted), "wanted"):  # lookups into modules nobody had read yet
-                found = next((module_file(module, t.bases) for t in self.tasks.values() if t.linted), None)
-                known = self.tasks.get(real_path(str(found))) if found is not None else None
-                if found is not None and known is None:
-                    added = self._add_unlinted(str(found), real_path(str(found)))
-                    if added is not None and not added.light:
-                        again.append(added)
-                    elif added is not None:
-                        added.summary = added.light_summary()
-                elif known is not None and not known.imported and not known.light:
-                    known.imported = True  # looked into after all: analysed again with its full summary
-                    known.stage = Stage.PENDING
-                    if all(t is not known for t in again):
-                        again.append(known)
+            wanted |= unread
+            tried |= wanted
+            added, restored = _read_wanted(self, wanted, last=_round == MAX_ROUNDS - 1)
+            again.extend(t for t in added if all(t is not a for a in again))
             if not again:
+                if restored or unread:
+                    self._refresh()
+                    continue
                 break
             self._execute(again, self._view() if not wanted else self._refresh())
         self.view = self._view()
@@ -317,6 +317,9 @@ class ProjectRun:
         final = replace(self.settings, cache_dir=None)
         for task in self.tasks.values():
             if not task.linted:
+                # read for its summary, analysed here: kept apart from the entry of a run that lints it
+                if task.stage is Stage.ANALYSED and task.result is not None and task.key:
+                    _store(self.cache, self.texts, task, task.result, key=_summary_key(task.key))
                 continue
             result = task.result or FileResult(path=task.path)
             if not task.analyse:
@@ -341,10 +344,47 @@ class ProjectRun:
 
     def _from_cache(self, task: Task) -> bool:
         """A cached result for this content; whether what it read still holds is checked in _settle."""
-        if self.cache is None or task.real in self.texts or task.path in self.texts:
-            return False
-        entry = self.cache.get_entry(task.key, task.path) if task.key else None
-        return entry is not None and _restore_result(task, *entry)
+        return _from_cache(self.cache, self.texts, task)
+
+
+def _from_cache(cache: Cache | None, texts: dict[str, str], task: Task) -> bool:
+    """Restore ``task`` from its cache entry (a module read for its summary: this kind of run's own
+    entry first, see ``ProjectRun._finish``)."""
+    if cache is None or task.real in texts or task.path in texts or not task.key:
+        return False
+    if not task.linted:
+        entry = cache.get_entry(_summary_key(task.key), task.path)
+        if entry is not None and _restore_result(task, *entry):
+            return True
+    entry = cache.get_entry(task.key, task.path)
+    return entry is not None and _restore_result(task, *entry)
+
+
+def _read_wanted(run: ProjectRun, wanted: set[str], last: bool) -> tuple[list[Task], bool]:
+    """The modules lookups asked for that nobody had read yet: added (restored from the cache when a
+    round is left to check what they read, else to analyse), or, read for their writes only so
+    far, marked imported. Returns those to analyse, and whether any came from the cache."""
+    out: list[Task] = []
+    restored = False
+    for module in permuted(sorted(wanted), "wanted"):
+        found = next((module_file(module, t.bases) for t in run.tasks.values() if t.linted), None)
+        known = run.tasks.get(real_path(str(found))) if found is not None else None
+        if found is not None and known is None:
+            added = run._add_unlinted(str(found), real_path(str(found)))
+            if added is not None and added.light:
+                added.summary = added.light_summary()
+            elif added is not None and not last and run._from_cache(added):
+                restored = True
+            elif added is not None:
+                out.append(added)
+        elif known is not None and not known.imported and not known.light:
+            known.imported = True  # looked into after all: analysed again with its full summary
+            known.stage = Stage.PENDING
+            if not last and run._from_cache(known):
+                restored = True
+            else:
+                out.append(known)
+    return out, restored
 
 
 def _surely_analysed(given: list[Task], texts: dict[str, str], cache: Cache | None) -> list[str]:
@@ -361,8 +401,13 @@ def _largest_first(tasks: list[Task]) -> list[Task]:
     return sorted(tasks, key=lambda t: -(t.size or len(t.text)))
 
 
+def _summary_key(key: str) -> str:
+    """The cache key of a module's entry as read for its summary by a run that does not lint it."""
+    return key + "-read"
+
+
 def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileResult,
-           rendered: list[Finding] | None = None) -> None:
+           rendered: list[Finding] | None = None, key: str | None = None) -> None:
     """Findings, summary and what they read, by content; with the rendered fixes when shown."""
     if cache is None or result.error is not None or task.path in texts:
         return
@@ -376,7 +421,7 @@ def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileR
     if rendered is not None:
         extra["rendered"] = [rendered_json(f.fix) if f.fix is not None else None for f in rendered]
     if task.key:
-        cache.put(task.key, result.findings if task.analyse else [], extra)
+        cache.put(key or task.key, result.findings if task.analyse else [], extra)
 
 
 def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:

@@ -281,13 +281,15 @@ _FILE_LOOKUPS = ("consumers[", "pconsumers[", "aconsumers[", "nconsumers[", "fac
 
 
 def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...],
-                      fresh: bool = False) -> bool:
+                      fresh: bool = False, wanted: set[str] | None = None) -> bool:
     """Whether a module's recorded lookups would be answered differently by ``view``.
 
     ``fresh``: they were answered in this run, so the lookups into files (``_FILE_LOOKUPS``) still
     hold and only those into summaries are asked again. The settle round asks this of every
     analysed module, and they mostly share their lookups: each answer is kept per view for the
-    modules whose own name its resolution did not pass (as ``_locate`` keeps its own)."""
+    modules whose own name its resolution did not pass (as ``_locate`` keeps its own). ``wanted``
+    receives the modules without a summary that the first changed lookup asked for (read them,
+    and the answer may be the recorded one again)."""
     probe = view.for_module(module, bases)
     for key, fingerprint in consulted.items():
         what, _, qname = key.partition(":")
@@ -308,6 +310,9 @@ def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str,
                 if what == "into" or (located is not None and module not in passed):
                     view._probed[(key, bases)] = (answer, frozenset() if what == "into" else passed)
         if answer != fingerprint:
+            if wanted is not None:
+                _ask(probe, what, qname, view)
+                wanted.update(probe.wanted)
             return True
     return False
 

@@ -466,6 +466,9 @@ def test_one_file_after_the_whole_tree_reads_its_neighbours_from_the_cache(tmp_p
     warm_run, warm = _index_run(one, cache)
     neighbours = [t for t in warm_run.tasks.values() if not t.linted and not t.light]
     assert neighbours and all(t.stage is Stage.RESTORED for t in neighbours)
+    again_run, again = _index_run(one, cache)
+    assert not [t.module for t in again_run.tasks.values() if t.stage is Stage.ANALYSED]
+    assert [r.findings for r in again] == [r.findings for r in warm]
     _cold_run, cold = _index_run(one)
     assert [r.findings for r in warm] == [r.findings for r in cold] and ("holder.py", 12, "PTR001") in _codes(warm)
 
