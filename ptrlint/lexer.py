@@ -221,22 +221,31 @@ def statement_starts(text: str) -> list[int]:
     A top-level statement starts on a line whose first character is code at column 0, outside any
     string, comment or open bracket, not after a line continuation, and not a clause that continues
     the statement before (``else``, ``elif``, ``except``, ``finally``); a decorated definition
-    starts at its first decorator. The text between two such lines is read with one regex (its
-    comments and strings removed, its brackets counted); where a string runs past such a line, the
-    exact scan of :class:`ProseMap` decides instead. Where that scan is unsure, the whole text is
-    one statement."""
+    starts at its first decorator. Where the lexer is unsure, the whole text is one statement."""
+    return statement_codes(text)[0]
+
+
+def statement_codes(text: str) -> tuple[list[int], list[str]]:
+    """:func:`statement_starts`, and each statement's code: its text without comments and strings.
+
+    The text between two candidate lines is read with one regex (its comments and strings removed,
+    its brackets counted); where a string runs past such a line, the exact scan of
+    :class:`ProseMap` decides instead."""
     starts = [0]
+    codes: list[str] = []
+    current: list[str] = []  # the code of the statement being read, piece by piece
     decorated = text.startswith("@")
     depth, previous = 0, 0
     for match in _STATEMENT_CANDIDATE.finditer(text, 1):
         at = match.start()
         code = _LITERALS.sub("", text[previous:at])
         previous = at
-        if "'" in code or '"' in code:
-            return _statement_starts_exact(text)  # a string spans the line (or the regex cannot read it)
+        if "'" in code or '"' in code or depth + _opened(code, 0, len(code)) < 0:
+            # a string spans the line (or the regex cannot read it): the exact scan
+            exact = _statement_starts_exact(text)
+            return exact, [_LITERALS.sub("", text[a:b]) for a, b in zip(exact, [*exact[1:], len(text)])]
         depth += _opened(code, 0, len(code))
-        if depth < 0:
-            return _statement_starts_exact(text)
+        current.append(code)
         if depth or _continued(text, at) or _CLAUSE.match(text, at):
             continue
         if decorated:  # the definition after its decorators, or the next decorator
@@ -244,7 +253,11 @@ def statement_starts(text: str) -> list[int]:
             continue
         decorated = text.startswith("@", at)
         starts.append(at)
-    return starts
+        codes.append("".join(current))
+        current = []
+    current.append(_LITERALS.sub("", text[previous:]))
+    codes.append("".join(current))
+    return starts, codes
 
 
 def _statement_starts_exact(text: str) -> list[int]:

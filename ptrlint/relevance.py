@@ -5,7 +5,7 @@ A generated module (bindings, kernel tables, model configs) may be megabytes of 
 with a few pointer tables among them; its ast alone is some 140 bytes per source byte and takes
 five times ruff's whole run to build. Values cross top-level statements only through names: a
 module-level name, a function or class, a method or an attribute name. So the module is cut into
-its top-level statements (:func:`ptrlint.lexer.statement_starts`) and a statement is kept when
+its top-level statements (:func:`ptrlint.lexer.statement_codes`) and a statement is kept when
 
 - the prefilter finds pointer evidence or a place for a finding in it (a seed), or it imports;
 - it defines a name a kept statement mentions (a callee, a class, a method, an attribute), or it
@@ -34,7 +34,7 @@ import re
 from typing import NamedTuple
 
 from .config import Config
-from .lexer import _LITERALS, statement_starts
+from .lexer import statement_codes
 from .prefilter import evidence_and_site
 
 REDUCE_FROM = 256 * 1024  # characters: smaller modules are analysed whole (their ast is cheap)
@@ -70,12 +70,11 @@ class Relevant(NamedTuple):
 def relevant_text(text: str, config: Config) -> Relevant | None:
     """``text`` with the top-level statements the analysis does not need blanked (their line breaks
     kept), or None when it needs them all."""
-    starts = statement_starts(text)
+    starts, codes = statement_codes(text)
     if len(starts) < 2:
         return None
     bounds = list(zip(starts, [*starts[1:], len(text)]))
     pieces = [text[begin:end] for begin, end in bounds]
-    codes = [_LITERALS.sub("", piece) for piece in pieces]
     mentions = [frozenset(_IDENTIFIER.findall(piece)) for piece in pieces]
     defines = [_defined(code) for code in codes]
     kept = [i for i, (piece, code) in enumerate(zip(pieces, codes))

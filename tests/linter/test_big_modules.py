@@ -71,6 +71,9 @@ def test_statement_starts_are_statement_starts(text):
     assert starts == sorted(set(starts)) and starts[0] == 0
     assert set(starts) | {0} == _ast_starts(text) | {0}
     assert _statement_starts_exact(text) == starts  # the regex's reading is the exact scan's
+    from ptrlint.lexer import _LITERALS, statement_codes
+
+    assert statement_codes(text)[1] == [_LITERALS.sub("", text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
 
 
 def test_rendering_by_statement_gives_the_whole_text_s_edits(monkeypatch):
