@@ -211,6 +211,14 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 commands["semgrep"] = [semgrep, "--config", str(rules), "--metrics=off", "--disable-version-check",
                                        "--quiet", "--json", "-j", str(args.jobs), "."]
             commands = {k: v for k, v in commands.items() if v}
+            # the baseline keeps its own copy (and so its own cache): runs of two revisions whose cache
+            # formats differ would otherwise throw away each other's cache, and neither would be warm
+            cwd = {k: root for k in commands}
+            if tools.get("baseline"):
+                base_root = work / f"tree_{fraction}_baseline"
+                shutil.copytree(root, base_root, ignore=shutil.ignore_patterns(".ptrlint_cache"), copy_function=shutil.copy2)
+                subprocess.run([*tools["baseline"], "."], cwd=base_root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                cwd.update({k: base_root for k in commands if k.startswith("baseline")})
             # a floor that fails would time an ImportError (it did, from issue 22's move of `decode`)
             subprocess.run(commands["parse_floor"], cwd=root, check=True, stdout=subprocess.DEVNULL)
             times: dict[str, list[float]] = {k: [] for k in commands}
@@ -218,7 +226,7 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 for name, cmd in commands.items():
                     if name == "semgrep" and round_ >= args.semgrep_repeats:
                         continue
-                    times[name].append(timed(cmd, root))
+                    times[name].append(timed(cmd, cwd[name]))
             row = {
                 "fraction": fraction,
                 "files": len(subset),
