@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -13,6 +14,9 @@ import pytest
 from ..conftest import REPO
 
 BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
+NOTEBOOK = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": BUGGY.splitlines(keepends=True)}],
+            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
 OFFLINE_HINTS = ("Could not find a version", "Failed to establish a new connection", "No matching distribution",
                  "Temporary failure in name resolution", "Network is unreachable")
 
@@ -69,25 +73,31 @@ def test_precommit_hooks_fail_on_buggy_file_and_fix_it(tmp_path):
 
 
 def test_hooks_file_offers_both_hooks():
+    """Both hooks see notebooks and stubs, and keep --force-exclude in `entry`, which a user's own
+    `args:` cannot replace (ruff's hooks do the same)."""
     text = (REPO / ".pre-commit-hooks.yaml").read_text()
     assert "- id: ptrlint\n" in text and "- id: ptrlint-fix\n" in text
-    assert text.count("language: python") == 2 and text.count("types: [python]") == 2
-    assert "entry: ptrlint --fix" in text
+    assert text.count("language: python") == 2 and text.count("types_or: [python, pyi, jupyter]") == 2
+    assert "entry: ptrlint --force-exclude\n" in text and "entry: ptrlint --fix --force-exclude\n" in text
+    assert text.count("args: []") == 2
 
 
 @pytest.mark.precommit
 @pytest.mark.slow
 def test_precommit_hooks_never_touch_excluded_files(tmp_path):
-    """pre-commit names every file; the hooks' --force-exclude keeps vendored and git-ignored code out."""
+    """pre-commit names every file; the hooks' --force-exclude keeps vendored and git-ignored code out,
+    also when the user's own `args:` replace the hook's, and a notebook is checked and fixed."""
     pre_commit, rev = _pre_commit_and_rev()
     project = tmp_path / "project"
     for rel in ("src/app.py", "vendor/lib.py", "generated/out.py"):
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(BUGGY)
+    (project / "notebooks").mkdir()
+    (project / "notebooks" / "tables.ipynb").write_text(json.dumps(NOTEBOOK))
     (project / "pyproject.toml").write_text('[tool.ptrlint]\nextend-exclude = ["vendor"]\n')
     (project / ".gitignore").write_text("generated/\n")
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {REPO}\n  rev: {rev}\n  hooks:\n  - id: ptrlint-fix\n"
+    (project / ".pre-commit-config.yaml").write_text(  # the user's own args replace the hook's
+        f"repos:\n- repo: {REPO}\n  rev: {rev}\n  hooks:\n  - id: ptrlint-fix\n    args: [--exit-zero]\n"
     )
     _git("init", "-q", cwd=project)
     _git("add", "-A", cwd=project)
@@ -101,8 +111,10 @@ def test_precommit_hooks_never_touch_excluded_files(tmp_path):
         if os.environ.get("PTRLINT_REQUIRE_PRECOMMIT"):
             pytest.fail("pre-commit could not build the hook environment:\n" + output)
         pytest.skip("pre-commit cannot build its environment offline")
-    assert run.returncode == 1, output  # it fixed src/app.py
+    assert run.returncode == 1, output  # it fixed src/app.py and the notebook
     assert "uint64" in (project / "src" / "app.py").read_text()
+    cell = json.loads((project / "notebooks" / "tables.ipynb").read_text())["cells"][0]["source"]
+    assert "dtype=torch.uint64" in "".join(cell)
     assert (project / "vendor" / "lib.py").read_text() == BUGGY
     assert (project / "generated" / "out.py").read_text() == BUGGY
 
