@@ -1,6 +1,7 @@
 """Result cache: findings keyed by file content + effective config + enabled rules + version.
 
-Lives in ``.ptrlint_cache/`` (with a CACHEDIR.TAG) at the config root. A changed file, config,
+Lives in ``.ptrlint_cache/`` (with a CACHEDIR.TAG) at the config root, or where ``--cache-dir`` /
+``PTRLINT_CACHE_DIR`` say. A changed file, config,
 rule selection or ptrlint version gives a different key, so a stale result is never served.
 """
 
@@ -26,6 +27,18 @@ CACHEDIR_TAG = (
 
 
 CACHE_FORMAT = "8"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields; 7: fixes chosen by every consumer, alternatives; 8: evidence through kwargs, loops, closures, returned names)
+
+
+CACHE_DIRNAME = ".ptrlint_cache"  # beside the configuration, unless --cache-dir / PTRLINT_CACHE_DIR say otherwise
+
+
+def is_cache_dir(folder: str) -> bool:
+    """Whether ``folder`` is a cache ptrlint made (its CACHEDIR.TAG says so): `ptrlint clean` removes no other."""
+    try:
+        with open(os.path.join(folder, "CACHEDIR.TAG"), encoding="ascii", errors="replace") as handle:
+            return handle.read() == CACHEDIR_TAG
+    except OSError:
+        return False
 
 
 class Cache:

@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ptrlint",
         description="Find memory addresses stored in signed, narrow or implicit-dtype tensors and arrays.",
-        epilog="`ptrlint lsp` starts the language server on stdio (needs the `lsp` extra).",
+        epilog="Commands: `ptrlint check [PATHS]` (the same as `ptrlint [PATHS]`), `ptrlint rule CODE|--all`, "
+               "`ptrlint clean`, `ptrlint lsp` (the language server on stdio; needs the `lsp` extra).",
     )
     p.add_argument("paths", nargs="*", help="files, folders or notebooks to check (default: .); '-' reads stdin")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -43,6 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdin-filename", default=None, metavar="PATH", help="name to report for '-' (stdin)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write .ptrlint_cache/")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="the cache's folder (default: .ptrlint_cache beside the configuration) [env: PTRLINT_CACHE_DIR]")
+    p.add_argument("--output-file", "-o", default=None, metavar="PATH", help="write the report to this file, not stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="print findings, and nothing else")
+    p.add_argument("--silent", "-s", action="store_true",
+                   help="print nothing (the exit status still says whether findings remain)")
+    p.add_argument("--exit-non-zero-on-fix", action="store_true",
+                   help="exit 1 when --fix changed a file, even if no finding remains")
     p.add_argument("--no-project-index", action="store_true",
                    help="analyse each file alone (no evidence from the other modules of its project)")
     p.add_argument("--force-exclude", dest="force_exclude", action="store_true", default=None,
@@ -109,11 +118,20 @@ def use_color(stream: object) -> bool:
 
 
 def _main(argv: list[str]) -> int:
-    if argv[:1] == ["lsp"]:  # `ptrlint lsp [--stdio]`: the language server (a folder named lsp: use ./lsp)
+    # commands come first, as ruff's do; a folder of that name is `./check`, `./lsp`
+    if argv[:1] == ["lsp"]:  # `ptrlint lsp [--stdio]`: the language server
         from .lsp import main as lsp_main
 
         return lsp_main()
+    if argv[:1] == ["rule"]:
+        return _rule_command(argv[1:])
+    if argv[:1] == ["clean"]:
+        return _clean_command(argv[1:])
+    if argv[:1] == ["check"]:
+        argv = argv[1:]
     args = build_parser().parse_args(argv)
+    if args.silent:
+        args.quiet = True
     if args.list_rules or args.explain:
         return _rule_documentation(args)
     paths = args.paths or ["."]
@@ -140,11 +158,23 @@ def _main(argv: list[str]) -> int:
         jobs = args.jobs or os.cpu_count() or 1
         results = [r for config, group in groups.items() for r in planner.run(group, settings_of[config], jobs)]
         out = sys.stdout
-    if args.add_noqa:
-        return _add_noqa(results, args, out)
-    if args.diff:
-        return _report_diff(results, output, out)
-    return _report(results, args, output, out, texts)
+    if args.silent:
+        out = open(os.devnull, "w", encoding="utf-8")
+    elif args.output_file and out is sys.stdout:
+        try:
+            out = open(args.output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            print(f"ptrlint: cannot write {args.output_file}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERROR
+    try:
+        if args.add_noqa:
+            return _add_noqa(results, args, out)
+        if args.diff:
+            return _report_diff(results, output, out, args.quiet)
+        return _report(results, args, output, out, texts)
+    finally:
+        if out is not sys.stdout and out is not sys.stderr:
+            out.close()
 
 
 def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
@@ -161,6 +191,59 @@ def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
         print(f"ptrlint: unknown rule {args.explain!r}; see --list-rules", file=sys.stderr)
         return EXIT_ERROR
     print(rule_cls.explain(), end="")
+    return EXIT_CLEAN
+
+
+def _rule_command(argv: list[str]) -> int:
+    """``ptrlint rule CODE`` / ``ptrlint rule --all``: a rule's documentation (text or JSON), as ``ruff rule``."""
+    import json
+
+    from .rules import ALL_RULES, RULES_BY_CODE
+
+    parser = argparse.ArgumentParser(prog="ptrlint rule", description="Print a rule's documentation.")
+    parser.add_argument("code", nargs="?", help="the rule's code (PTR001)")
+    parser.add_argument("--all", action="store_true", help="every rule")
+    parser.add_argument("--output-format", default="text", choices=("text", "json"))
+    args = parser.parse_args(argv)
+    if args.all == bool(args.code):
+        print("ptrlint rule: give a rule's code or --all", file=sys.stderr)
+        return EXIT_ERROR
+    rules = list(ALL_RULES) if args.all else [RULES_BY_CODE.get(args.code.strip().upper())]
+    if rules[0] is None:
+        print(f"ptrlint: unknown rule {args.code!r}; see `ptrlint rule --all`", file=sys.stderr)
+        return EXIT_ERROR
+    if args.output_format == "json":
+        docs = [{"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability,
+                 "explanation": r.explain()} for r in rules]
+        print(json.dumps(docs if args.all else docs[0], indent=2))
+    else:
+        print("\n".join(r.explain().rstrip("\n") for r in rules))
+    return EXIT_CLEAN
+
+
+def _clean_command(argv: list[str]) -> int:
+    """``ptrlint clean``: remove the caches under the current folder (and ``PTRLINT_CACHE_DIR``), as
+    ``ruff clean`` does. Only folders that carry the cache's ``CACHEDIR.TAG`` are removed."""
+    import shutil
+
+    from .cache import CACHE_DIRNAME, is_cache_dir
+
+    parser = argparse.ArgumentParser(prog="ptrlint clean", description="Remove ptrlint's caches under this folder.")
+    parser.add_argument("--quiet", "-q", action="store_true")
+    args = parser.parse_args(argv)
+    found = []
+    for folder, subfolders, _files in os.walk("."):
+        if CACHE_DIRNAME in subfolders:
+            found.append(os.path.join(folder, CACHE_DIRNAME))
+        subfolders[:] = [d for d in subfolders if d not in (CACHE_DIRNAME, ".git")]
+    configured = os.environ.get("PTRLINT_CACHE_DIR")
+    if configured:
+        found.append(configured)
+    for folder in dict.fromkeys(found):
+        if is_cache_dir(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            if not args.quiet:
+                print(f"Removing cache at: {folder}", file=sys.stderr)
     return EXIT_CLEAN
 
 
@@ -226,7 +309,7 @@ def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: igno
     return [result], sys.stdout
 
 
-def _report_diff(results, output: str, out) -> int:  # type: ignore[no-untyped-def]
+def _report_diff(results, output: str, out, quiet: bool = False) -> int:  # type: ignore[no-untyped-def]
     """``--diff``: the diffs, and on stderr which fix each change is."""
     from . import report
 
@@ -234,7 +317,7 @@ def _report_diff(results, output: str, out) -> int:  # type: ignore[no-untyped-d
     diffs = [r.diff for r in results if r.diff]
     for d in diffs:
         out.write(d)
-    if output in ("full", "concise"):
+    if output in ("full", "concise") and not quiet:
         for r in results:  # which fix each change is, and the consumer that chose it
             for f in r.applied:
                 title = f.fix.title if f.fix is not None else ""
@@ -257,31 +340,35 @@ def _report(results, args, output: str, out, texts: dict[str, str]) -> int:  # t
     fixed = sum(r.fixed for r in results if r.error is None and (args.fix))
     if output in ("full", "concise"):
         if output == "full":
-            out.write(report.full(findings, errors, report.SourceLines(texts), use_color(sys.stdout),
+            out.write(report.full(findings, errors, report.SourceLines(texts), use_color(out),
                                   args.show_evidence, args.unsafe_fixes))
         else:
             out.write(report.text(findings, errors, args.show_evidence, args.unsafe_fixes))
         if args.statistics:
             out.write(report.statistics(findings))
-        out.write(report.summary(findings, errors, fixed, args.unsafe_fixes))
+        if not args.quiet:
+            out.write(report.summary(findings, errors, fixed, args.unsafe_fixes))
     else:
         formatter = {"json": report.as_json, "github": report.github, "sarif": report.sarif}[output]
         out.write(formatter(findings, errors))
         for e in errors:
-            if output == "json":
+            if output == "json" and not args.silent:
                 print(report.text([], [e]), end="", file=sys.stderr)
-        if args.statistics:
+        if args.statistics and not args.silent:
             sys.stderr.write(report.statistics(findings))
     out.flush()
     if errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
+    if fixed and args.exit_non_zero_on_fix:
+        return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
 def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-untyped-def]
     """One configuration's settings: its selection, with the command line's on top."""
+    from .cache import CACHE_DIRNAME
     from .settings import Settings, expand_selector, select_codes
 
     select = args.select if args.select is not None else list(config.select)
@@ -291,7 +378,9 @@ def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-un
     for _glob, codes in config.per_file_ignores:
         for code in codes:
             expand_selector(code)
-    cache_dir = None if args.no_cache or use_stdin else os.path.join(config.root, ".ptrlint_cache")
+    chosen = args.cache_dir or os.environ.get("PTRLINT_CACHE_DIR")
+    cache_dir = None if args.no_cache or use_stdin else (
+        os.path.abspath(chosen) if chosen else os.path.join(config.root, CACHE_DIRNAME))
     return Settings(
         config=config,
         enabled=enabled,

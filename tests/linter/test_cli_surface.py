@@ -1,0 +1,99 @@
+"""ruff's command surface where ptrlint has the same need (issue 43): `check`, `rule`, `clean`,
+`--output-file`, `--quiet`/`--silent`, `--exit-non-zero-on-fix`, `--cache-dir`/PTRLINT_CACHE_DIR.
+Same names and behaviour as ruff's."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ptrlint.cli import main
+
+BUGGY = "import torch\n\n\ndef table(ts):\n    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "buggy.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PTRLINT_CACHE_DIR", raising=False)
+    return tmp_path
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_is_the_bare_command(project, capsys):
+    assert _run(capsys, "check", "--no-cache", "--output-format", "concise", "buggy.py") == \
+        _run(capsys, "--no-cache", "--output-format", "concise", "buggy.py")
+    code, out, _err = _run(capsys, "check", "--no-cache", "--output-format", "concise")
+    assert code == 1 and "buggy.py:5:" in out
+
+
+def test_rule_prints_one_rule_or_all_as_text_or_json(project, capsys):
+    code, out, _err = _run(capsys, "rule", "ptr001")
+    assert code == 0 and out.startswith("PTR001 (signed-pointer-dtype)")
+    assert out == _run(capsys, "--explain", "PTR001")[1]
+    code, out, _err = _run(capsys, "rule", "--all", "--output-format", "json")
+    rules = json.loads(out)
+    assert code == 0 and [r["code"] for r in rules] == sorted(r["code"] for r in rules) and len(rules) >= 7
+    assert all(r["explanation"] and r["name"] for r in rules)
+    assert _run(capsys, "rule", "PTR999")[0] == 2
+    assert _run(capsys, "rule")[0] == 2
+
+
+def test_output_file_takes_the_report(project, capsys):
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "json", "--output-file", "report.json")
+    assert code == 1 and out == ""
+    assert [f["code"] for f in json.loads((project / "report.json").read_text())] == ["PTR001"]
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "full", "-o", "report.txt")
+    text = (project / "report.txt").read_text()
+    assert code == 1 and out == "" and "PTR001" in text and "\x1b[" not in text  # no colour in a file
+
+
+def test_quiet_prints_findings_only_and_silent_nothing(project, capsys):
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--quiet")
+    assert code == 1 and "PTR001" in out and "Found" not in out
+    code, out, err = _run(capsys, "--no-cache", "--output-format", "concise", "-s")
+    assert code == 1 and out == "" and err == ""
+    (project / "buggy.py").write_text("x = 1\n")
+    code, out, _err = _run(capsys, "--no-cache", "-q")
+    assert code == 0 and out == ""  # no "All checks passed!"
+
+
+def test_exit_non_zero_on_fix(project, capsys):
+    (project / "safe.py").write_text(BUGGY.replace("buggy", "safe"))
+    code, _out, _err = _run(capsys, "--no-cache", "--fix", "buggy.py")
+    assert code == 0 and "torch.uint64" in (project / "buggy.py").read_text()
+    (project / "buggy.py").write_text(BUGGY)
+    code, _out, _err = _run(capsys, "--no-cache", "--fix", "--exit-non-zero-on-fix", "buggy.py")
+    assert code == 1 and "torch.uint64" in (project / "buggy.py").read_text()
+    code, _out, _err = _run(capsys, "--no-cache", "--fix", "--exit-non-zero-on-fix", "buggy.py")
+    assert code == 0  # nothing left to fix
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_cache_dir_from_flag_or_environment_and_clean(project, capsys, monkeypatch, tmp_path, how):
+    cache = tmp_path / "elsewhere" / "cache"
+    if how == "flag":
+        _run(capsys, "--cache-dir", str(cache))
+    else:
+        monkeypatch.setenv("PTRLINT_CACHE_DIR", str(cache))
+        _run(capsys)
+    assert (cache / "CACHEDIR.TAG").is_file() and not (project / ".ptrlint_cache").exists()
+    _run(capsys)  # and the default cache beside the configuration
+    default = project / ".ptrlint_cache"
+    assert default.is_dir() or how == "environment"
+    (project / "keep" / ".ptrlint_cache").mkdir(parents=True)  # not ours: no CACHEDIR.TAG
+    monkeypatch.setenv("PTRLINT_CACHE_DIR", str(cache))
+    code, _out, err = _run(capsys, "clean")
+    assert code == 0 and not cache.exists() and not default.exists() and "Removing cache at" in err
+    assert (project / "keep" / ".ptrlint_cache").is_dir()
+    assert os.path.exists(project / "buggy.py")
