@@ -63,7 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lint files git ignores too")
     p.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
     p.add_argument("--verbose", "-v", action="store_true", help="say which named files are skipped and why")
-    p.add_argument("--statistics", action="store_true", help="print the number of findings per code")
+    p.add_argument("--statistics", action="store_true",
+                   help="print the number of findings per code instead of the findings (JSON with --output-format json)")
+    p.add_argument("--fix-only", action="store_true",
+                   help="apply fixes, and do not report or fail on the findings left (implies --fix)")
+    p.add_argument("--show-fixes", action="store_true", help="list the fixes --fix applied, by file and code")
     p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text formats)")
     p.add_argument("--version", action="version", version=f"ptrlint {__version__}")
     p.add_argument("--list-rules", action="store_true", help="list the rules and exit")
@@ -132,6 +136,8 @@ def _main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.silent:
         args.quiet = True
+    if args.fix_only:
+        args.fix = True
     if args.list_rules or args.explain:
         return _rule_documentation(args)
     paths = args.paths or ["."]
@@ -332,34 +338,48 @@ def _report_diff(results, output: str, out, quiet: bool = False) -> int:  # type
 
 
 def _report(results, args, output: str, out, texts: dict[str, str]) -> int:  # type: ignore[no-untyped-def]
-    """The findings and errors in the chosen format, and the exit status."""
+    """The findings and errors in the chosen format (or, with --statistics, their counts; with
+    --fix-only, what was fixed), and the exit status."""
     from . import report
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = [r.error for r in results if r.error is not None]
-    fixed = sum(r.fixed for r in results if r.error is None and (args.fix))
-    if output in ("full", "concise"):
+    fixed = sum(r.fixed for r in results if r.error is None and args.fix)
+    if args.fix_only:
+        findings_shown: list = []
+    else:
+        findings_shown = findings
+    if args.statistics:
+        if output == "json":
+            out.write(report.statistics_json(findings_shown))
+        else:
+            out.write(report.statistics(findings_shown))
+            for e in errors:
+                print(report.text([], [e]), end="", file=sys.stderr)
+    elif output in ("full", "concise"):
         if output == "full":
-            out.write(report.full(findings, errors, report.SourceLines(texts), use_color(out),
+            out.write(report.full(findings_shown, errors, report.SourceLines(texts), use_color(out),
                                   args.show_evidence, args.unsafe_fixes))
         else:
-            out.write(report.text(findings, errors, args.show_evidence, args.unsafe_fixes))
-        if args.statistics:
-            out.write(report.statistics(findings))
-        if not args.quiet:
-            out.write(report.summary(findings, errors, fixed, args.unsafe_fixes))
+            out.write(report.text(findings_shown, errors, args.show_evidence, args.unsafe_fixes))
     else:
         formatter = {"json": report.as_json, "github": report.github, "sarif": report.sarif}[output]
-        out.write(formatter(findings, errors))
+        out.write(formatter(findings_shown, errors))
         for e in errors:
             if output == "json" and not args.silent:
                 print(report.text([], [e]), end="", file=sys.stderr)
-        if args.statistics and not args.silent:
-            sys.stderr.write(report.statistics(findings))
+    text_like = output in ("full", "concise") or (args.statistics and output != "json")
+    if args.show_fixes and fixed and text_like:
+        out.write(report.fixes_applied([f for r in results for f in r.applied]))
+    if text_like and not args.quiet:
+        if args.fix_only:
+            out.write(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n" if fixed else "No fixes applied.\n")
+        else:
+            out.write(report.summary(findings, errors, fixed, args.unsafe_fixes))
     out.flush()
     if errors:
         return EXIT_ERROR
-    if findings and not args.exit_zero:
+    if findings and not args.exit_zero and not args.fix_only:
         return EXIT_FINDINGS
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS

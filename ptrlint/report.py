@@ -165,6 +165,29 @@ def statistics(findings: list[Finding]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def statistics_json(findings: list[Finding]) -> str:
+    """``--statistics --output-format json``: per code, its name, count and whether a safe fix exists."""
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fix is not None and f.fix.safe)
+    data = [{"code": code, "name": RULES_BY_CODE[code].name, "count": n, "fixable": bool(fixable[code])}
+            for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return json.dumps(data, indent=2) + "\n"
+
+
+def fixes_applied(applied: list[Finding]) -> str:
+    """``--show-fixes``: the fixes applied, per file and code (as ruff lists them)."""
+    by_file: dict[str, Counter[str]] = {}
+    for finding in applied:
+        by_file.setdefault(finding.path, Counter())[finding.code] += 1
+    total = sum(sum(c.values()) for c in by_file.values())
+    lines = [f"Fixed {total} finding{'s' if total != 1 else ''}:"]
+    for path in sorted(by_file):
+        lines.append(f"- {path}:")
+        for code, n in sorted(by_file[path].items()):
+            lines.append(f"    {n} \u00d7 {code} ({RULES_BY_CODE[code].name})")
+    return "\n".join(lines) + "\n"
+
+
 def as_json(findings: list[Finding], errors: list[FileError]) -> str:
     data: list[dict[str, Any]] = [f.to_json() for f in findings]
     return json.dumps(data, indent=2) + "\n"

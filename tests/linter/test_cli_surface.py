@@ -97,3 +97,27 @@ def test_cache_dir_from_flag_or_environment_and_clean(project, capsys, monkeypat
     assert code == 0 and not cache.exists() and not default.exists() and "Removing cache at" in err
     assert (project / "keep" / ".ptrlint_cache").is_dir()
     assert os.path.exists(project / "buggy.py")
+
+
+def test_statistics_print_the_counts_instead_of_the_findings(project, capsys):
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--statistics")
+    assert code == 1 and out.splitlines()[0] == "    1\tPTR001\t[*] signed-pointer-dtype" and "buggy.py:" not in out
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "json", "--statistics")
+    assert json.loads(out) == [{"code": "PTR001", "name": "signed-pointer-dtype", "count": 1, "fixable": True}]
+
+
+def test_fix_only_fixes_and_reports_nothing_left(project, capsys):
+    (project / "left.py").write_text("import torch\n\n\ndef shift(t):\n    return t.data_ptr() + 8 == torch.tensor(1)\n"
+                                     "ptrs = torch.tensor([t.data_ptr() for t in ts])\nptrs.to(torch.int64)\n")
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--fix-only")
+    assert code == 0 and "torch.uint64" in (project / "buggy.py").read_text()
+    assert "left.py:" not in out and out.strip().splitlines()[-1].startswith("Fixed ")
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--fix-only")
+    assert code == 0 and out.strip().splitlines()[-1] == "No fixes applied."
+    assert _run(capsys, "--no-cache", "--output-format", "concise")[0] == 1  # findings are left in left.py
+
+
+def test_show_fixes_lists_what_was_fixed(project, capsys):
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--fix", "--show-fixes")
+    assert code == 0
+    assert "Fixed 1 finding:\n- buggy.py:\n    1 \u00d7 PTR001 (signed-pointer-dtype)\n" in out
