@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=(*OUTPUT_FORMATS, "text"), metavar="{full,concise,json,github,sarif}",
                    help="full (source and fix; the default on a terminal), concise (one line per finding; the "
                         "default otherwise; `text` is the same), json, github, sarif")
-    p.add_argument("--config", type=Path, default=None, metavar="FILE", help="read [tool.ptrlint] from this pyproject.toml")
+    p.add_argument("--config", action="append", default=None, metavar="FILE|KEY=VALUE",
+                   help="read [tool.ptrlint] from this pyproject.toml, or override one setting with a TOML "
+                        "`key = value` pair (repeatable: one file and any number of pairs)")
     p.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--stdin-filename", default=None, metavar="PATH", help="name to report for '-' (stdin)")
@@ -265,12 +267,19 @@ def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | Non
 
 def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # type: ignore[no-untyped-def]
     """The files to lint, grouped by configuration, and each configuration's settings (or an exit status)."""
-    from .config import ConfigError, ConfigResolver
+    from .config import ConfigError, ConfigResolver, parse_override
     from .discovery import discover
     from .settings import SelectionError
 
     try:
-        resolver = ConfigResolver(args.config, args.isolated)
+        files_given = [Path(v) for v in args.config or () if Path(v).is_file() or ("=" not in v and v.endswith(".toml"))]
+        if len(files_given) > 1:
+            raise ConfigError("--config: give at most one configuration file (and any number of KEY=VALUE pairs)")
+        overrides: dict = {}
+        for value in args.config or ():
+            if not any(Path(value) == f for f in files_given):
+                overrides.update(parse_override(value))
+        resolver = ConfigResolver(files_given[0] if files_given else None, args.isolated, overrides)
         if use_stdin:
             start = Path(args.stdin_filename) if args.stdin_filename else Path(".")
             files = [args.stdin_filename or "-"]

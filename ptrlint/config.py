@@ -171,6 +171,30 @@ def config_from_table(table: dict[str, Any], root: Path, source: str | None) -> 
     return replace(Config(), root=str(root), source=source, **values)
 
 
+def with_overrides(config: Config, table: dict[str, Any]) -> Config:
+    """``config`` with the ``--config KEY=VALUE`` settings on top (each checked as in a file)."""
+    if not table:
+        return config
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        if key not in _KEYS:
+            raise ConfigError(f"--config: unknown key {key!r} (known keys: {', '.join(CONFIG_KEYS)})")
+        attr, convert = _KEYS[key]
+        values[attr] = convert(key, raw)
+    return replace(config, **values)
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """One ``--config`` value that is not a file: a TOML ``key = value`` pair (``select = ["PTR001"]``)."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--config {text!r}: neither a file nor a TOML `key = value` pair ({exc})") from exc
+    if not table:
+        raise ConfigError(f"--config {text!r}: neither a file nor a TOML `key = value` pair")
+    return table
+
+
 def load_file(path: Path) -> Config:
     """Read ``[tool.ptrlint]`` from one pyproject.toml (an absent table gives the defaults)."""
     try:
@@ -224,16 +248,19 @@ def resolve_config(explicit: Path | None, isolated: bool, start: Path) -> Config
 
 class ConfigResolver:
     """Each file's configuration: the nearest ``pyproject.toml`` with a ``[tool.ptrlint]`` table
-    above it (like ruff), unless ``--config`` or ``--isolated`` fixes one for every file."""
+    above it (like ruff), unless ``--config FILE`` or ``--isolated`` fixes one for every file; the
+    ``--config KEY=VALUE`` overrides go on top of either."""
 
-    def __init__(self, explicit: Path | None = None, isolated: bool = False) -> None:
+    def __init__(self, explicit: Path | None = None, isolated: bool = False,
+                 overrides: dict[str, Any] | None = None) -> None:
+        self.overrides = overrides or {}  # `--config KEY=VALUE`: on top of every file's configuration
         self.fixed: Config | None = None
         if isolated or explicit is not None:
-            self.fixed = resolve_config(explicit, isolated, Path("."))
+            self.fixed = with_overrides(resolve_config(explicit, isolated, Path(".")), self.overrides)
         self._by_dir: dict[str, Config] = {}
         self._by_file: dict[str, Config] = {}
         self._by_raw_dir: dict[str, Config] = {}  # folders as the paths spell them
-        self._default = replace(Config(), root=str(Path.cwd().resolve()))
+        self._default = with_overrides(replace(Config(), root=str(Path.cwd().resolve())), self.overrides)
 
     def for_path(self, path: str | Path) -> Config:
         if self.fixed is not None:
@@ -257,7 +284,7 @@ class ConfigResolver:
             if config_file is not None:
                 file_key = str(config_file)
                 if file_key not in self._by_file:
-                    self._by_file[file_key] = load_file(config_file)
+                    self._by_file[file_key] = with_overrides(load_file(config_file), self.overrides)
                 found = self._by_file[file_key]
             elif directory.parent == directory:
                 found = self._default

@@ -121,3 +121,18 @@ def test_show_fixes_lists_what_was_fixed(project, capsys):
     code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--fix", "--show-fixes")
     assert code == 0
     assert "Fixed 1 finding:\n- buggy.py:\n    1 \u00d7 PTR001 (signed-pointer-dtype)\n" in out
+
+
+def test_config_takes_key_value_pairs_beside_a_file(project, capsys):
+    """`--config 'ignore = ["PTR001"]'` overrides one setting, on top of the nearest pyproject or of
+    a `--config FILE`; repeatable; a value that is neither a file nor TOML is a usage error."""
+    assert _run(capsys, "--no-cache", "-q")[0] == 1
+    assert _run(capsys, "--no-cache", "-q", "--config", 'ignore = ["PTR001"]')[0] == 0
+    (project / "other.toml").write_text('[tool.ptrlint]\nselect = ["PTR002"]\n')
+    assert _run(capsys, "--no-cache", "-q", "--config", "other.toml")[0] == 0
+    assert _run(capsys, "--no-cache", "-q", "--config", "other.toml", "--config", 'select = ["PTR001"]')[0] == 1
+    assert _run(capsys, "--no-cache", "-q", "--config", 'select = ["PTR002"]', "--config", 'extend-select = ["PTR001"]')[0] == 1
+    code, _out, err = _run(capsys, "--no-cache", "--config", "select = [")
+    assert code == 2 and "neither a file nor a TOML" in err
+    code, _out, err = _run(capsys, "--no-cache", "--config", "colour = true")
+    assert code == 2 and "unknown key 'colour'" in err
