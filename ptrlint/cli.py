@@ -311,7 +311,7 @@ def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: igno
     try:
         text, _encoding = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        print(f"{name}: E999 cannot decode stdin: {exc}", file=sys.stderr)
+        print(f"{name}: E903 cannot decode stdin: {exc}", file=sys.stderr)
         return EXIT_ERROR
     result = planner.lint_text(text, name, settings)
     texts[name] = text

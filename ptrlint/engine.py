@@ -23,7 +23,7 @@ from .analysis.values.facts import ModuleFacts, collect
 from .config import Config
 from .discovery import display_path
 from .gcpause import one_module
-from .findings import FileError, FileResult, Finding, Fix, Related
+from .findings import INTERNAL_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix, Related
 from .prefilter import prefilter
 from .relevance import REDUCE_FROM, parsed_as_kept, relevant_text
 from .rewrite.apply import apply_fixes
@@ -233,10 +233,11 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     except ParseError as exc:
         result.error = FileError(path, exc.message, exc.line, exc.column)
     except RecursionError:
-        result.error = FileError(path, "too deeply nested to analyse (recursion limit); file skipped")
+        result.error = FileError(path, "too deeply nested to analyse (recursion limit); file skipped", code=SYNTAX_ERROR)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
-        result.error = FileError(path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it")
+        result.error = FileError(path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it",
+                                 code=INTERNAL_ERROR)
     return result
 
 

@@ -185,12 +185,29 @@ class Finding:
 
 @dataclass(frozen=True)
 class FileError:
-    """A file that could not be read or parsed (exit 2); it is never written."""
+    """A file that could not be read, decoded or parsed (exit 2); it is never written. ``code``:
+    E902 cannot read or write it, E903 cannot decode it, E999 cannot parse it, E900 ptrlint failed."""
 
     path: str
     message: str
     line: int = 0
     column: int = 0
+    code: str = "E999"
+
+    @property
+    def name(self) -> str:
+        return ERROR_NAMES.get(self.code, "error")
+
+    def to_json(self) -> dict[str, Any]:
+        """As a finding's JSON (no fix, no evidence), so that every output format lists it."""
+        return {"path": self.path, "line": self.line or 1, "column": self.column or 1, "end_line": self.line or 1,
+                "end_column": self.column or 1, "code": self.code, "name": self.name, "message": self.message,
+                "fix": None, "related": []}
+
+
+IO_ERROR, DECODE_ERROR, SYNTAX_ERROR, INTERNAL_ERROR = "E902", "E903", "E999", "E900"
+ERROR_NAMES = {IO_ERROR: "io-error", DECODE_ERROR: "decode-error", SYNTAX_ERROR: "syntax-error",
+               INTERNAL_ERROR: "internal-error"}
 
 
 @dataclass

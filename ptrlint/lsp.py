@@ -113,7 +113,7 @@ def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | Non
                              (max(1, result.error.line), max(1, result.error.column)), codec),
                 message=result.error.message,
                 severity=types.DiagnosticSeverity.Error,
-                code="E999",
+                code=result.error.code,
                 source=SOURCE,
             )
         )

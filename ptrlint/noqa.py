@@ -9,7 +9,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .analysis.source import SourceMap
-from .findings import FileError, Finding
+from .findings import IO_ERROR, FileError, Finding
 from .rewrite.apply import FileChangedError, write_atomic
 from .sources import decode, unified_diff
 
@@ -42,7 +42,7 @@ def add_noqa(path: str, findings: list[Finding], write: bool = True) -> NoqaOutc
         else:
             text, encoding = decode(data)
     except (OSError, ValueError, SyntaxError, LookupError) as exc:
-        outcome.error = FileError(path, f"cannot add noqa comments: {exc}")
+        outcome.error = FileError(path, f"cannot add noqa comments: {exc}", code=IO_ERROR)
         return outcome
     codes_by_line: dict[int, set[str]] = {}
     for f in findings:
@@ -86,7 +86,7 @@ def add_noqa(path: str, findings: list[Finding], write: bool = True) -> NoqaOutc
         try:
             write_atomic(real, new_bytes, data)
         except (FileChangedError, OSError) as exc:
-            outcome.error = FileError(path, f"cannot write noqa comments: {exc}")
+            outcome.error = FileError(path, f"cannot write noqa comments: {exc}", code=IO_ERROR)
     return outcome
 
 

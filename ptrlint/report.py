@@ -27,7 +27,7 @@ def text(findings: list[Finding], errors: list[FileError], show_evidence: bool =
                 lines.append(f"    {location(r.path or f.path, r.cell, r.line, r.column)}: {r.message}")
     for e in errors:
         where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
-        lines.append(f"{where}: E999 {e.message}")
+        lines.append(f"{where}: {e.code} {e.message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -109,7 +109,7 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
         out.append("")
     for e in errors:
         where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
-        out.append(f"{paint(where, 'bold')}: {paint('E999', 'red')} {e.message}")
+        out.append(f"{paint(where, 'bold')}: {paint(e.code, 'red')} {e.message}")
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -151,7 +151,7 @@ def summary(findings: list[Finding], errors: list[FileError], fixed: int, unsafe
     if hidden and not unsafe_fixes:
         parts.append(f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--fix --unsafe-fixes` (unsafe: review them).")
     if errors:
-        parts.append(f"{len(errors)} file{'s' if len(errors) != 1 else ''} could not be checked (see E999 lines).")
+        parts.append(f"{len(errors)} file{'s' if len(errors) != 1 else ''} could not be checked (see the E9xx lines).")
     return "\n".join(parts) + "\n"
 
 
@@ -189,7 +189,9 @@ def fixes_applied(applied: list[Finding]) -> str:
 
 
 def as_json(findings: list[Finding], errors: list[FileError]) -> str:
+    """The findings, then the files that could not be checked (code E902, E903 or E999, no fix)."""
     data: list[dict[str, Any]] = [f.to_json() for f in findings]
+    data += [e.to_json() for e in sorted(errors, key=lambda e: (e.path, e.line, e.column))]
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -211,7 +213,7 @@ def github(findings: list[Finding], errors: list[FileError]) -> str:
         lines.append(f"::error {props}::{_escape_data(f.code + ' ' + f.message)}")
     for e in errors:
         props = f"file={_escape_property(e.path)}" + (f",line={e.line},col={e.column}" if e.line else "")
-        lines.append(f"::error {props},title=E999::{_escape_data(e.message)}")
+        lines.append(f"::error {props},title={e.code} {e.name}::{_escape_data(e.code + ' ' + e.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -279,6 +281,12 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
                 }],
             } for fix in (f.fix, *f.fix.alternatives)]
         results.append(result)
+    for e in sorted(errors, key=lambda e: (e.path, e.line, e.column)):  # a file not checked is a result too
+        location: dict[str, Any] = {"artifactLocation": {"uri": _uri(e.path)}}
+        if e.line:
+            location["region"] = {"startLine": e.line, "startColumn": max(1, e.column)}
+        results.append({"ruleId": e.code, "level": "error", "message": {"text": e.message},
+                        "locations": [{"physicalLocation": location}]})
     notifications = [
         {
             "level": "error",

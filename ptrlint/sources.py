@@ -9,7 +9,7 @@ import os
 import tokenize
 from functools import lru_cache
 
-from .findings import FileError, FileResult
+from .findings import DECODE_ERROR, IO_ERROR, FileError, FileResult
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -28,11 +28,11 @@ def read_source(path: str) -> tuple[str, bytes, str, str] | FileResult:
         reason = exc.strerror or str(exc)
         if os.path.islink(path) and not os.path.exists(path):
             reason = "broken symbolic link"
-        return FileResult(path=path, error=FileError(path, f"cannot read file: {reason}"))
+        return FileResult(path=path, error=FileError(path, f"cannot read file: {reason}", code=IO_ERROR))
     try:
         text, encoding = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        return FileResult(path=path, error=FileError(path, f"cannot decode file: {exc}"))
+        return FileResult(path=path, error=FileError(path, f"cannot decode file: {exc}", code=DECODE_ERROR))
     return real, data, text, encoding
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from .. import engine
 from ..cache import Cache
 from ..engine import ProjectLink
-from ..findings import FileError, FileResult, Finding, Fix
+from ..findings import DECODE_ERROR, IO_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix
 from ..notebook import Notebook, NotebookError
 from ..prefilter import prefilter
 from ..rewrite.apply import FileChangedError, write_atomic
@@ -80,9 +80,9 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
             try:
                 write_atomic(real, result.new_text.encode(encoding), data)
             except FileChangedError as exc:
-                result.error = FileError(path, str(exc))
+                result.error = FileError(path, str(exc), code=IO_ERROR)
             except OSError as exc:
-                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
+                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}", code=IO_ERROR)
     if settings.cache_dir and result.error is None and result.new_text is None and link is None:
         Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
     return result
@@ -97,10 +97,10 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
             data = handle.read()
         notebook = Notebook(data.decode("utf-8"))
     except OSError as exc:
-        return FileResult(path=path, error=FileError(path, f"cannot read file: {exc.strerror or exc}"))
+        return FileResult(path=path, error=FileError(path, f"cannot read file: {exc.strerror or exc}", code=IO_ERROR))
     except (UnicodeDecodeError, NotebookError) as exc:
-        return FileResult(path=path, error=FileError(path, str(exc) if isinstance(exc, NotebookError)
-                                                     else f"cannot decode notebook: {exc}"))
+        return FileResult(path=path, error=FileError(path, str(exc), code=SYNTAX_ERROR) if isinstance(exc, NotebookError)
+                          else FileError(path, f"cannot decode notebook: {exc}", code=DECODE_ERROR))
     if not notebook.python or (settings.prefilter and not prefilter(notebook.text, settings.config)):
         return FileResult(path=path)
     key = Cache.key(data, settings, "notebook") if settings.cache_dir else ""
@@ -112,7 +112,7 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
     if result.error is not None:
         cell, line = notebook.locate(result.error.line) if result.error.line else (None, 0)
         message = f"{result.error.message} (cell {cell})" if cell is not None else result.error.message
-        result.error = FileError(path, message, line, result.error.column)
+        result.error = FileError(path, message, line, result.error.column, result.error.code)
         return result
     result.findings = [to_cells(f, notebook) for f in result.findings]
     if result.new_text is not None:
@@ -124,9 +124,9 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
             try:
                 write_atomic(real, new_raw.encode("utf-8"), data)
             except FileChangedError as exc:
-                result.error = FileError(path, str(exc))
+                result.error = FileError(path, str(exc), code=IO_ERROR)
             except OSError as exc:
-                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}")
+                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}", code=IO_ERROR)
     elif key:
         Cache(settings.cache_dir).put(key, result.findings)  # type: ignore[arg-type]
     return result

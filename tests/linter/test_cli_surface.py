@@ -136,3 +136,35 @@ def test_config_takes_key_value_pairs_beside_a_file(project, capsys):
     assert code == 2 and "neither a file nor a TOML" in err
     code, _out, err = _run(capsys, "--no-cache", "--config", "colour = true")
     assert code == 2 and "unknown key 'colour'" in err
+
+
+@pytest.mark.parametrize("output", ["json", "sarif", "github", "concise", "full"])
+def test_files_that_cannot_be_checked_are_results_in_every_format(project, capsys, output):
+    """An unreadable, an undecodable and an unparsable file each appear in the report itself, with
+    their own codes (E902, E903, E999), as ruff reports them; the run exits 2."""
+    (project / "broken.py").write_text("src_ptrs = torch.zeros(\n")
+    (project / "latin.py").write_bytes(b"x = '\xff\xfe'\n")
+    (project / "locked.py").write_text(BUGGY)
+    (project / "locked.py").chmod(0)
+    try:
+        code, out, _err = _run(capsys, "--no-cache", "--output-format", output, "broken.py", "latin.py", "locked.py")
+    finally:
+        (project / "locked.py").chmod(0o644)
+    assert code == 2
+    if os.geteuid() == 0:  # root reads any file
+        expected = {"broken.py": "E999", "latin.py": "E903"}
+    else:
+        expected = {"broken.py": "E999", "latin.py": "E903", "locked.py": "E902"}
+    if output == "json":
+        assert {e["path"]: e["code"] for e in json.loads(out) if e["code"].startswith("E")} == expected
+    elif output == "sarif":
+        results = json.loads(out)["runs"][0]["results"]
+        found = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["ruleId"]
+                 for r in results if r["ruleId"].startswith("E")}
+        assert found == expected
+    elif output == "github":
+        for path, error in expected.items():
+            assert any(f"file={path}" in line and f"title={error}" in line for line in out.splitlines()), out
+    else:
+        for path, error in expected.items():
+            assert any(line.startswith(path) and error in line for line in out.splitlines()), out

@@ -89,7 +89,9 @@ def test_sarif_carries_findings_rules_fixes_and_evidence(ptrlint, tmp_path):
     assert [r["id"] for r in rules] == [rule.code for rule in ALL_RULES]
     assert all(r["name"] and r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
     results = run["results"]
-    assert [r["ruleId"] for r in results] == ["PTR001", "PTR002"]
+    assert [r["ruleId"] for r in results] == ["PTR001", "PTR002", "E999"]  # the broken file is a result too
+    assert results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
+    assert results[2]["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
     first = results[0]
     assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
     assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "m.py"
