@@ -336,7 +336,7 @@ def _report_diff(results, output: str, out, quiet: bool = False) -> int:  # type
         for r in results:  # which fix each change is, and the consumer that chose it
             for f in r.applied:
                 title = f.fix.title if f.fix is not None else ""
-                print(f"{f.path}:{f.line}:{f.column}: {f.code} {title}", file=sys.stderr)
+                print(f"{report.location(f.path, f.cell, f.line, f.column)}: {f.code} {title}", file=sys.stderr)
         n = sum(r.fixed for r in results)
         print(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
         for e in errors:

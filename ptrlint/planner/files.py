@@ -106,8 +106,9 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
     key = Cache.key(data, settings, "notebook") if settings.cache_dir else ""
     if key:
         cached = Cache(settings.cache_dir).get(key, path)  # type: ignore[arg-type]
-        if cached is not None and not (settings.fixing and any(engine.applicable(f, settings) for f in cached)):
-            return FileResult(path=path, findings=cached)
+        unrendered = settings.render_edits and any(f.fix is not None and not f.fix.edits for f in cached or ())
+        if cached is not None and not unrendered and not (settings.fixing and any(engine.applicable(f, settings) for f in cached)):
+            return FileResult(path=path, findings=cached)  # (a text run caches fixes without their edits)
     result = engine.process_text(notebook.text, path, replace(settings, prefilter=False, project_index=False))
     if result.error is not None:
         cell, line = notebook.locate(result.error.line) if result.error.line else (None, 0)
@@ -115,6 +116,7 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
         result.error = FileError(path, message, line, result.error.column, result.error.code)
         return result
     result.findings = [to_cells(f, notebook) for f in result.findings]
+    result.applied = [to_cells(f, notebook) for f in result.applied]  # the fix summaries name cells too
     if result.new_text is not None:
         new_raw = notebook.rewritten(result.new_text)
         result.new_text = new_raw

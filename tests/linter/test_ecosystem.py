@@ -162,3 +162,17 @@ def test_concise_is_the_default_off_a_terminal_and_format_is_an_alias(ptrlint, t
     assert default.splitlines()[0].startswith("m.py:5:59: PTR001 ") and "|" not in default
     assert ptrlint("--no-cache", "--format", "concise", "m.py", cwd=tmp_path).out == default
     assert ptrlint("--no-cache", "--format", "text", "m.py", cwd=tmp_path).out == default
+
+
+def test_notebook_fix_edits_survive_the_cache_in_every_format(ptrlint, notebook):
+    """A text run fills the cache without the fixes' edits; a JSON run after it still gets them."""
+    folder = notebook.parent
+    ptrlint("--output-format", "concise", str(notebook), cwd=folder)
+    data = json.loads(ptrlint("--output-format", "json", str(notebook), cwd=folder).out)
+    assert data and all(f["fix"]["edits"] for f in data if f["fix"] is not None)
+    assert data == json.loads(ptrlint("--no-cache", "--output-format", "json", str(notebook), cwd=folder).out)
+
+
+def test_notebook_fix_summary_names_cells(ptrlint, notebook):
+    result = ptrlint("--no-cache", "--diff", "--output-format", "concise", str(notebook))
+    assert f"{notebook}:cell 3:2:59: PTR001" in result.err
