@@ -104,6 +104,8 @@ def console() -> None:
     """
     code = main()
     for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "closed", False):  # closed on purpose (the language server closes stdout at exit)
+            continue
         try:
             stream.flush()
         except BrokenPipeError:  # the reader left (`ptrlint . | head`): nothing more to say

@@ -154,7 +154,7 @@ def test_language_server_diagnoses_and_fixes(tmp_path):
         assert client.wait_diagnostics(uri) == []
         client.request("shutdown", {})
         client.notify("exit", {})
-        client.proc.wait(timeout=30)
+        assert client.proc.wait(timeout=30) == 0  # a clean shutdown and exit: status 0 (the LSP spec, ruff server)
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
