@@ -167,7 +167,10 @@ def config_from_table(table: dict[str, Any], root: Path, source: str | None) -> 
             known = ", ".join(CONFIG_KEYS)
             raise ConfigError(f"unknown key {key!r} in [tool.ptrlint] of {source or 'config'} (known keys: {known})")
         attr, convert = _KEYS[key]
-        values[attr] = convert(key, raw)
+        try:
+            values[attr] = convert(key, raw)
+        except ConfigError as exc:
+            raise ConfigError(f"{source or 'config'}: [tool.ptrlint] {exc}") from exc
     return replace(Config(), root=str(root), source=source, **values)
 
 

@@ -77,6 +77,7 @@ def discover(paths: list[str], config: "Config | Callable[[str], Config]", force
     found: set[str] = set()
     for raw in paths:
         if os.path.isdir(raw):
+            before = len(found)
             for dirpath, dirnames, filenames in os.walk(raw):
                 here = config_for(dirpath)
                 patterns = (*here.exclude, *here.extend_exclude)
@@ -95,7 +96,13 @@ def discover(paths: list[str], config: "Config | Callable[[str], Config]", force
                         continue
                     if git is not None and git.ignored(f"{git_dir}/{name}".lstrip("/"), False):
                         continue
-                    found.add(_display(os.path.join(dirpath, name)))
+                    path = os.path.join(dirpath, name)
+                    if os.path.islink(path) and not os.path.exists(path):
+                        _stderr(f"ptrlint: warning: skipping {_display(path)}: a broken symbolic link")
+                        continue  # found by walking a folder (one named on the command line is an error)
+                    found.add(_display(path))
+            if len(found) == before:
+                _stderr(f"ptrlint: warning: no Python files or notebooks found under {_display(raw)}")
         else:
             here = config_for(raw)
             force = here.force_exclude if force_exclude is None else force_exclude

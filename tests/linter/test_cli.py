@@ -186,11 +186,15 @@ def test_unsafe_fix_needs_flag(ptrlint, tmp_path):
 
 
 def test_missing_path_and_broken_symlink_are_errors_but_others_still_linted(ptrlint, tree):
+    """Named on the command line, a broken link is an error (E902) and the others are still linted;
+    found by walking a folder, it is skipped with a warning (issue 43: one link failed whole runs)."""
     os.symlink(tree / "nowhere.py", tree / "dangling.py")
-    result = ptrlint("--no-cache", str(tree))
+    result = ptrlint("--no-cache", str(tree / "dangling.py"), str(tree / "buggy.py"))
     assert result.code == 2
-    assert "dangling.py" in result.out and "broken symbolic link" in result.out
+    assert "dangling.py: E902" in result.out and "broken symbolic link" in result.out
     assert "PTR001" in result.out
+    walked = ptrlint("--no-cache", str(tree))
+    assert walked.code == 1 and "PTR001" in walked.out and "broken symbolic link" in walked.err
 
 
 def test_default_excludes(ptrlint, tree):

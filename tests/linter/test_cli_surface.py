@@ -168,3 +168,26 @@ def test_files_that_cannot_be_checked_are_results_in_every_format(project, capsy
     else:
         for path, error in expected.items():
             assert any(line.startswith(path) and error in line for line in out.splitlines()), out
+
+
+def test_a_broken_link_in_a_folder_is_skipped_with_a_warning(project, capsys):
+    """Found by walking a folder: skipped, one warning, the run goes on (named on the command line: E902)."""
+    (project / "buggy.py").write_text("x = 1\n")
+    (project / "gone.py").symlink_to(project / "nowhere.py")
+    code, _out, err = _run(capsys, "--no-cache", "-q", ".")
+    assert code == 0 and err.count("broken symbolic link") == 1 and "gone.py" in err
+    code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "gone.py")
+    assert code == 2 and "gone.py: E902" in out
+
+
+def test_a_folder_without_python_files_warns(project, capsys):
+    (project / "docs").mkdir()
+    (project / "docs" / "index.md").write_text("# docs\n")
+    code, _out, err = _run(capsys, "--no-cache", "docs")
+    assert code == 0 and "no Python files or notebooks found under docs" in err
+
+
+def test_a_configuration_error_names_its_file(project, capsys):
+    (project / "pyproject.toml").write_text("[tool.ptrlint]\nselect = 3\n")
+    code, _out, err = _run(capsys, "--no-cache", "buggy.py")
+    assert code == 2 and str(project / "pyproject.toml") in err and "select" in err
