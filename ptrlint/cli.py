@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -64,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                    help="lint files git ignores too")
     p.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
+    p.add_argument("--show-settings", action="store_true",
+                   help="print the settings used for the first file that would be checked, and exit")
     p.add_argument("--verbose", "-v", action="store_true", help="say which named files are skipped and why")
     p.add_argument("--statistics", action="store_true",
                    help="print the number of findings per code instead of the findings (JSON with --output-format json)")
@@ -294,6 +297,12 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # typ
                 for f in files:
                     print(f)
                 return EXIT_CLEAN
+            if args.show_settings:
+                if not files:
+                    print("ptrlint: no file to show the settings of", file=sys.stderr)
+                    return EXIT_ERROR
+                print(_settings_text(files[0], _settings(configs[files[0]], args, output, use_stdin)), end="")
+                return EXIT_CLEAN
         groups: dict[object, list[str]] = {}
         for f in files:
             groups.setdefault(configs[f], []).append(f)
@@ -302,6 +311,28 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # typ
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     return files, groups, settings_of
+
+
+def _settings_text(path: str, settings) -> str:  # type: ignore[no-untyped-def]
+    """``--show-settings``: what applies to ``path``, configuration keys as TOML (as ``ruff check --show-settings``)."""
+    from dataclasses import fields
+
+    from .config import CONFIG_KEYS
+
+    config = settings.config
+    lines = [f"Resolved settings for: {path}", f"Settings path: {config.source or '(defaults)'}",
+             f"Project root: {config.root}", ""]
+    by_attr = {key.replace("-", "_"): key for key in CONFIG_KEYS}
+    for f in fields(config):
+        if f.name in by_attr:
+            value = getattr(config, f.name)
+            shown = [list(v) for v in value] if f.name == "per_file_ignores" else (
+                list(value) if isinstance(value, tuple) else value)
+            lines.append(f"{by_attr[f.name]} = {json.dumps(shown)}")
+    lines += ["", f"enabled rules = {json.dumps(sorted(settings.enabled))}",
+              f"cache = {json.dumps(settings.cache_dir)}", f"project index = {json.dumps(settings.project_index)}",
+              f"fix = {json.dumps(settings.fix)}, unsafe fixes = {json.dumps(settings.unsafe_fixes)}"]
+    return "\n".join(lines) + "\n"
 
 
 def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: ignore[no-untyped-def]

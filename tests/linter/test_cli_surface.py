@@ -191,3 +191,14 @@ def test_a_configuration_error_names_its_file(project, capsys):
     (project / "pyproject.toml").write_text("[tool.ptrlint]\nselect = 3\n")
     code, _out, err = _run(capsys, "--no-cache", "buggy.py")
     assert code == 2 and str(project / "pyproject.toml") in err and "select" in err
+
+
+def test_show_settings_prints_what_applies_to_the_first_file(project, capsys):
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\n[tool.ptrlint]\nignore = ["PTR005"]\n')
+    code, out, _err = _run(capsys, "--show-settings", "--config", 'extend-select = ["PTR001"]', ".")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "Resolved settings for: buggy.py"
+    assert lines[1] == f"Settings path: {project / 'pyproject.toml'}"
+    assert 'ignore = ["PTR005"]' in lines and 'extend-select = ["PTR001"]' in lines
+    enabled = next(line for line in lines if line.startswith("enabled rules = "))
+    assert "PTR005" not in enabled and "PTR001" in enabled
