@@ -95,7 +95,7 @@ def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | Non
         types.Diagnostic(
             range=_range(lines, (f.line, f.column), (f.end_line, f.end_column), codec),
             message=f.message,
-            severity=types.DiagnosticSeverity.Warning,
+            severity=types.DiagnosticSeverity.Error,  # as SARIF's level and GitHub's ::error say
             code=f.code,
             source=SOURCE,
             data={"index": i},
@@ -263,6 +263,29 @@ def _fix_all(ls: PtrlintServer, uri: str) -> types.CodeAction | None:
         kind=FIX_ALL,
         edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=result.new_text)]}),
     )
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: PtrlintServer, params: types.HoverParams) -> types.Hover | None:
+    """Over a finding: its message and its rule's documentation (what ``ptrlint rule CODE`` prints)."""
+    from .rules import RULES_BY_CODE
+
+    uri = params.text_document.uri
+    findings = ls.findings.get(uri)
+    if not findings:
+        return None
+    document = ls.workspace.get_text_document(uri)
+    lines, codec = document.lines, document.position_codec
+    here = types.Range(start=params.position, end=params.position)
+    parts: list[str] = []
+    for f in findings:
+        span = _range(lines, (f.line, f.column), (f.end_line, f.end_column), codec)
+        rule = RULES_BY_CODE.get(f.code)
+        if _overlaps(span, here) and rule is not None:
+            parts.append(f"**{f.code}** ({rule.name}): {f.message}\n\n{rule.doc.strip()}")
+    if not parts:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

@@ -143,6 +143,13 @@ def test_language_server_diagnoses_and_fixes(tmp_path):
         assert [d["code"] for d in diagnostics] == ["PTR001"]
         diag = diagnostics[0]
         assert diag["range"]["start"]["line"] == 3 and diag["source"] == "ptrlint"
+        assert diag["severity"] == 1  # Error, as SARIF and GitHub say
+        shown = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": diag["range"]["start"]})
+        assert shown["result"]["contents"]["kind"] == "markdown"
+        assert shown["result"]["contents"]["value"].startswith("**PTR001** (signed-pointer-dtype)")
+        assert "## Why is this bad?" in shown["result"]["contents"]["value"]
+        elsewhere = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+        assert elsewhere["result"] is None
         assert diag["relatedInformation"][0]["message"].startswith("pointer value")
         actions = client.request("textDocument/codeAction", {
             "textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]},
