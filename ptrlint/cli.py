@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip what git ignores (.gitignore, .git/info/exclude, global excludes; the default)")
     p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                    help="lint files git ignores too")
+    p.add_argument("--watch", "-w", action="store_true",
+                   help="lint again whenever a Python file, notebook or pyproject.toml changes (the `watch` extra)")
     p.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
     p.add_argument("--show-settings", action="store_true",
                    help="print the settings used for the first file that would be checked, and exit")
@@ -141,6 +143,8 @@ def _main(argv: list[str]) -> int:
     if argv[:1] == ["check"]:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
+    if args.watch:
+        return _watch(args, [a for a in argv if a not in ("--watch", "-w")])
     if args.silent:
         args.quiet = True
     if args.fix_only:
@@ -204,6 +208,32 @@ def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
         print(f"ptrlint: unknown rule {args.explain!r}; see --list-rules", file=sys.stderr)
         return EXIT_ERROR
     print(rule_cls.explain(), end="")
+    return EXIT_CLEAN
+
+
+def _watch(args, argv: list[str]) -> int:  # type: ignore[no-untyped-def]
+    """``--watch``: one run, then one more whenever a file that may change the answer changes (the
+    file events come from watchfiles, as ruff's from notify; a burst of changes is one run)."""
+    try:
+        import watchfiles
+    except ImportError:
+        print("ptrlint: --watch needs watchfiles: pip install 'ptrlint[watch]'", file=sys.stderr)
+        return EXIT_ERROR
+    if args.fix or args.diff or args.add_noqa or args.paths == ["-"]:
+        print("ptrlint: --watch reports only: without --fix, --diff, --add-noqa or stdin", file=sys.stderr)
+        return EXIT_ERROR
+    watched = [p for p in (args.paths or ["."]) if os.path.exists(p)]
+
+    def relevant(_change: object, path: str) -> bool:
+        return path.endswith((".py", ".pyi", ".ipynb")) or os.path.basename(path) == "pyproject.toml"
+
+    print("Watching for file changes.", file=sys.stderr, flush=True)
+    _main(argv)
+    sys.stdout.flush()
+    for _changes in watchfiles.watch(*watched, watch_filter=relevant, raise_interrupt=False):
+        print("File change detected...", file=sys.stderr, flush=True)
+        _main(argv)
+        sys.stdout.flush()
     return EXIT_CLEAN
 
 

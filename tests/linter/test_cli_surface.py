@@ -202,3 +202,40 @@ def test_show_settings_prints_what_applies_to_the_first_file(project, capsys):
     assert 'ignore = ["PTR005"]' in lines and 'extend-select = ["PTR001"]' in lines
     enabled = next(line for line in lines if line.startswith("enabled rules = "))
     assert "PTR005" not in enabled and "PTR001" in enabled
+
+
+def test_watch_lints_again_when_a_file_changes(tmp_path):
+    """`--watch` reports once, then again after a Python file changes (and exits 130 on Ctrl-C)."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    pytest.importorskip("watchfiles")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "mod.py").write_text("x = 1\n")
+    proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "--watch", "--no-cache", "--output-format", "concise", "."],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def wait_for(text: str, poke=None) -> None:  # noqa: ANN001
+        deadline = next_poke = time.monotonic() + 60
+        next_poke = time.monotonic()
+        while not any(text in line for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, (lines, proc.stderr.read() if proc.poll() else "")
+            if poke is not None and time.monotonic() >= next_poke:  # again, in case the watcher was not up yet
+                poke()
+                next_poke = time.monotonic() + 2
+            time.sleep(0.05)
+
+    try:
+        wait_for("All checks passed!")
+        wait_for("mod.py:5:", poke=lambda: (tmp_path / "mod.py").write_text(BUGGY))
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) in (0, 130)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
