@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -137,14 +136,20 @@ def _main(argv: list[str]) -> int:
 
         return lsp_main()
     if argv[:1] == ["rule"]:
-        return _rule_command(argv[1:])
+        from .commands import rule_command
+
+        return rule_command(argv[1:])
     if argv[:1] == ["clean"]:
-        return _clean_command(argv[1:])
+        from .commands import clean_command
+
+        return clean_command(argv[1:])
     if argv[:1] == ["check"]:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
     if args.watch:
-        return _watch(args, [a for a in argv if a not in ("--watch", "-w")])
+        from .commands import watch
+
+        return watch(args, [a for a in argv if a not in ("--watch", "-w")], _main)
     if args.silent:
         args.quiet = True
     if args.fix_only:
@@ -211,85 +216,6 @@ def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
     return EXIT_CLEAN
 
 
-def _watch(args, argv: list[str]) -> int:  # type: ignore[no-untyped-def]
-    """``--watch``: one run, then one more whenever a file that may change the answer changes (the
-    file events come from watchfiles, as ruff's from notify; a burst of changes is one run)."""
-    try:
-        import watchfiles
-    except ImportError:
-        print("ptrlint: --watch needs watchfiles: pip install 'ptrlint[watch]'", file=sys.stderr)
-        return EXIT_ERROR
-    if args.fix or args.diff or args.add_noqa or args.paths == ["-"]:
-        print("ptrlint: --watch reports only: without --fix, --diff, --add-noqa or stdin", file=sys.stderr)
-        return EXIT_ERROR
-    watched = [p for p in (args.paths or ["."]) if os.path.exists(p)]
-
-    def relevant(_change: object, path: str) -> bool:
-        return path.endswith((".py", ".pyi", ".ipynb")) or os.path.basename(path) == "pyproject.toml"
-
-    print("Watching for file changes.", file=sys.stderr, flush=True)
-    _main(argv)
-    sys.stdout.flush()
-    for _changes in watchfiles.watch(*watched, watch_filter=relevant, raise_interrupt=False):
-        print("File change detected...", file=sys.stderr, flush=True)
-        _main(argv)
-        sys.stdout.flush()
-    return EXIT_CLEAN
-
-
-def _rule_command(argv: list[str]) -> int:
-    """``ptrlint rule CODE`` / ``ptrlint rule --all``: a rule's documentation (text or JSON), as ``ruff rule``."""
-    import json
-
-    from .rules import ALL_RULES, RULES_BY_CODE
-
-    parser = argparse.ArgumentParser(prog="ptrlint rule", description="Print a rule's documentation.")
-    parser.add_argument("code", nargs="?", help="the rule's code (PTR001)")
-    parser.add_argument("--all", action="store_true", help="every rule")
-    parser.add_argument("--output-format", default="text", choices=("text", "json"))
-    args = parser.parse_args(argv)
-    if args.all == bool(args.code):
-        print("ptrlint rule: give a rule's code or --all", file=sys.stderr)
-        return EXIT_ERROR
-    rules = list(ALL_RULES) if args.all else [RULES_BY_CODE.get(args.code.strip().upper())]
-    if rules[0] is None:
-        print(f"ptrlint: unknown rule {args.code!r}; see `ptrlint rule --all`", file=sys.stderr)
-        return EXIT_ERROR
-    if args.output_format == "json":
-        docs = [{"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability,
-                 "explanation": r.explain()} for r in rules]
-        print(json.dumps(docs if args.all else docs[0], indent=2))
-    else:
-        print("\n".join(r.explain().rstrip("\n") for r in rules))
-    return EXIT_CLEAN
-
-
-def _clean_command(argv: list[str]) -> int:
-    """``ptrlint clean``: remove the caches under the current folder (and ``PTRLINT_CACHE_DIR``), as
-    ``ruff clean`` does. Only folders that carry the cache's ``CACHEDIR.TAG`` are removed."""
-    import shutil
-
-    from .cache import CACHE_DIRNAME, is_cache_dir
-
-    parser = argparse.ArgumentParser(prog="ptrlint clean", description="Remove ptrlint's caches under this folder.")
-    parser.add_argument("--quiet", "-q", action="store_true")
-    args = parser.parse_args(argv)
-    found = []
-    for folder, subfolders, _files in os.walk("."):
-        if CACHE_DIRNAME in subfolders:
-            found.append(os.path.join(folder, CACHE_DIRNAME))
-        subfolders[:] = [d for d in subfolders if d not in (CACHE_DIRNAME, ".git")]
-    configured = os.environ.get("PTRLINT_CACHE_DIR")
-    if configured:
-        found.append(configured)
-    for folder in dict.fromkeys(found):
-        if is_cache_dir(folder):
-            shutil.rmtree(folder, ignore_errors=True)
-            if not args.quiet:
-                print(f"Removing cache at: {folder}", file=sys.stderr)
-    return EXIT_CLEAN
-
-
 def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | None:  # type: ignore[no-untyped-def]
     if "-" in paths and not use_stdin:
         return "'-' (stdin) cannot be combined with other paths"
@@ -331,7 +257,9 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # typ
                 if not files:
                     print("ptrlint: no file to show the settings of", file=sys.stderr)
                     return EXIT_ERROR
-                print(_settings_text(files[0], _settings(configs[files[0]], args, output, use_stdin)), end="")
+                from .commands import settings_text
+
+                print(settings_text(files[0], _settings(configs[files[0]], args, output, use_stdin)), end="")
                 return EXIT_CLEAN
         groups: dict[object, list[str]] = {}
         for f in files:
@@ -341,28 +269,6 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # typ
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     return files, groups, settings_of
-
-
-def _settings_text(path: str, settings) -> str:  # type: ignore[no-untyped-def]
-    """``--show-settings``: what applies to ``path``, configuration keys as TOML (as ``ruff check --show-settings``)."""
-    from dataclasses import fields
-
-    from .config import CONFIG_KEYS
-
-    config = settings.config
-    lines = [f"Resolved settings for: {path}", f"Settings path: {config.source or '(defaults)'}",
-             f"Project root: {config.root}", ""]
-    by_attr = {key.replace("-", "_"): key for key in CONFIG_KEYS}
-    for f in fields(config):
-        if f.name in by_attr:
-            value = getattr(config, f.name)
-            shown = [list(v) for v in value] if f.name == "per_file_ignores" else (
-                list(value) if isinstance(value, tuple) else value)
-            lines.append(f"{by_attr[f.name]} = {json.dumps(shown)}")
-    lines += ["", f"enabled rules = {json.dumps(sorted(settings.enabled))}",
-              f"cache = {json.dumps(settings.cache_dir)}", f"project index = {json.dumps(settings.project_index)}",
-              f"fix = {json.dumps(settings.fix)}, unsafe fixes = {json.dumps(settings.unsafe_fixes)}"]
-    return "\n".join(lines) + "\n"
 
 
 def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: ignore[no-untyped-def]

@@ -221,9 +221,8 @@ def test_watch_lints_again_when_a_file_changes(tmp_path):
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
 
-    def wait_for(text: str, poke=None) -> None:  # noqa: ANN001
-        deadline = next_poke = time.monotonic() + 60
-        next_poke = time.monotonic()
+    def wait_for(text: str, poke=None) -> None:
+        deadline, next_poke = time.monotonic() + 60, time.monotonic()
         while not any(text in line for line in lines):
             assert time.monotonic() < deadline and proc.poll() is None, (lines, proc.stderr.read() if proc.poll() else "")
             if poke is not None and time.monotonic() >= next_poke:  # again, in case the watcher was not up yet
