@@ -35,9 +35,14 @@ DEBOUNCE_SECONDS = 0.25
 SOURCE = "ptrlint"
 
 
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[
+    types.NotebookDocumentFilterWithNotebook(notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]),
+], save=True)
+
+
 class PtrlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("ptrlint", __version__)
+        super().__init__("ptrlint", __version__, notebook_document_sync=NOTEBOOK_SYNC)
         self.findings: dict[str, list[Finding]] = {}
         self.texts: dict[str, str] = {}  # the text each document's findings were computed on
         self.versions: dict[str, int] = {}
@@ -286,6 +291,58 @@ def hover(ls: PtrlintServer, params: types.HoverParams) -> types.Hover | None:
     if not parts:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+
+
+def lint_notebook(ls: PtrlintServer, notebook_uri: str) -> None:
+    """A notebook: its code cells linted as one module (as on the command line: magics skipped,
+    `# noqa` in cells), each finding published on its cell's document."""
+    import json
+
+    from .notebook import Notebook
+    from .planner.files import to_cells
+
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return
+    cells = [c for c in notebook.cells if c.kind == types.NotebookCellKind.Code]
+    sources = [ls.workspace.get_text_document(c.document).source for c in cells]
+    data = {"cells": [{"cell_type": "code", "metadata": {}, "source": text} for text in sources],
+            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path = to_fs_path(notebook_uri) or notebook_uri
+    try:
+        settings = ls.settings_for(path)
+    except ConfigError as exc:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"ptrlint: {exc}"))
+        return
+    joined = Notebook(json.dumps(data))
+    result = lint_text(joined.text, path, replace(settings, project_index=False))
+    by_cell: dict[int, list[types.Diagnostic]] = {number: [] for number in range(1, len(cells) + 1)}
+    for finding in (to_cells(f, joined) for f in result.findings):
+        cell_number = finding.cell or 1
+        document = ls.workspace.get_text_document(cells[cell_number - 1].document)
+        by_cell[cell_number].append(types.Diagnostic(
+            range=_range(document.lines, (finding.line, finding.column), (finding.end_line, finding.end_column),
+                         document.position_codec),
+            message=finding.message, severity=types.DiagnosticSeverity.Error, code=finding.code, source=SOURCE))
+    for number, diagnostics in by_cell.items():
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cells[number - 1].document,
+                                                                            diagnostics=diagnostics))
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_opened(ls: PtrlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    lint_notebook(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_changed(ls: PtrlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    lint_notebook(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_saved(ls: PtrlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls._configs.clear()
+    lint_notebook(ls, params.notebook_document.uri)
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

@@ -8,7 +8,7 @@ hook or a compatibility surface. Anything else vulture reports is dead code and 
 
 from ptrlint.flake8_plugin import Flake8Plugin
 from ptrlint.lsp import code_action, did_change, did_close, did_open, did_save, initialized, pull_diagnostics
-from ptrlint.lsp import hover, watched_files_changed
+from ptrlint.lsp import hover, notebook_changed, notebook_opened, notebook_saved, watched_files_changed
 
 _ = object()
 
@@ -16,6 +16,7 @@ _ = object()
 Flake8Plugin
 # pygls dispatches LSP requests and notifications to the handlers registered with `@server.feature(...)`.
 pull_diagnostics, watched_files_changed, initialized, did_open, did_save, did_change, did_close, code_action, hover
+notebook_opened, notebook_changed, notebook_saved
 # libcst: transformers' visit_/leave_ methods and their parameters, and the metadata a visitor declares.
 _.visit_IndentedBlock
 _.leave_IndentedBlock

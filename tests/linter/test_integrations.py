@@ -261,3 +261,40 @@ def test_language_server_fix_all_pull_diagnostics_and_config_reload(tmp_path):
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
+
+
+def test_language_server_checks_notebooks_cell_by_cell(tmp_path):
+    """notebookDocument/didOpen (LSP 3.17 notebook sync): the code cells are linted as one module and
+    each finding is published on its cell's document, at the cell's own line."""
+    pytest.importorskip("pygls")
+    notebook_uri = (tmp_path / "tables.ipynb").as_uri()
+    cells = [f"{notebook_uri}#cell1", f"{notebook_uri}#cell2"]
+    client = LspClient(tmp_path)
+    try:
+        init = client.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(),
+                                             "capabilities": {"notebookDocument": {"synchronization": {}}}})
+        assert init["result"]["capabilities"]["notebookDocumentSync"]["notebookSelector"]
+        client.notify("initialized", {})
+        client.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": notebook_uri, "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 2, "document": cells[0]}, {"kind": 2, "document": cells[1]}]},
+            "cellTextDocuments": [
+                {"uri": cells[0], "languageId": "python", "version": 1, "text": "import torch\n"},
+                {"uri": cells[1], "languageId": "python", "version": 1, "text": BUGGY.replace("import torch\n", "")},
+            ],
+        })
+        by_cell = {}
+        while len(by_cell) < 2:
+            message = client.next_notification("textDocument/publishDiagnostics")
+            by_cell[message["params"]["uri"]] = message["params"]["diagnostics"]
+        assert by_cell[cells[0]] == []
+        assert [(d["code"], d["severity"]) for d in by_cell[cells[1]]] == [("PTR001", 1)]
+        expected_line = BUGGY.replace("import torch\n", "").splitlines().index(
+            next(line for line in BUGGY.splitlines() if "int64" in line))
+        assert by_cell[cells[1]][0]["range"]["start"]["line"] == expected_line
+        client.request("shutdown", {})
+        client.notify("exit", {})
+        assert client.proc.wait(timeout=30) == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
