@@ -42,10 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read [tool.ptrlint] from this pyproject.toml, or override one setting with a TOML "
                         "`key = value` pair (repeatable: one file and any number of pairs)")
     p.add_argument("--isolated", action="store_true", help="ignore all configuration files")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--exit-zero", "-e", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--stdin-filename", default=None, metavar="PATH", help="name to report for '-' (stdin)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write .ptrlint_cache/")
+    p.add_argument("--no-cache", "-n", action="store_true", help="do not read or write .ptrlint_cache/")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="the cache's folder (default: .ptrlint_cache beside the configuration) [env: PTRLINT_CACHE_DIR]")
     p.add_argument("--output-file", "-o", default=None, metavar="PATH", help="write the report to this file, not stdout")

@@ -238,3 +238,8 @@ def test_watch_lints_again_when_a_file_changes(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_ruff_s_short_flags(project, capsys):
+    assert _run(capsys, "-n", "-e", "-q") == _run(capsys, "--no-cache", "--exit-zero", "--quiet")
+    assert _run(capsys, "-n", "-e", "-q")[0] == 0 and not (project / ".ptrlint_cache").exists()
