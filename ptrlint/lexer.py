@@ -240,21 +240,19 @@ def statement_codes(text: str) -> tuple[list[int], list[str]]:
         at = match.start()
         code = _LITERALS.sub("", text[previous:at])
         previous = at
-        if "'" in code or '"' in code or depth + _opened(code, 0, len(code)) < 0:
+        depth += _opened(code, 0, len(code))
+        if "'" in code or '"' in code or depth < 0:
             # a string spans the line (or the regex cannot read it): the exact scan
             exact = _statement_starts_exact(text)
             return exact, [_LITERALS.sub("", text[a:b]) for a, b in zip(exact, [*exact[1:], len(text)])]
-        depth += _opened(code, 0, len(code))
         current.append(code)
-        if depth or _continued(text, at) or _CLAUSE.match(text, at):
+        if depth:
             continue
-        if decorated:  # the definition after its decorators, or the next decorator
-            decorated = text.startswith("@", at)
-            continue
-        decorated = text.startswith("@", at)
-        starts.append(at)
-        codes.append("".join(current))
-        current = []
+        starts_here, decorated = _starts_statement(text, at, decorated)
+        if starts_here:
+            starts.append(at)
+            codes.append("".join(current))
+            current = []
     current.append(_LITERALS.sub("", text[previous:]))
     codes.append("".join(current))
     return starts, codes
@@ -271,14 +269,23 @@ def _statement_starts_exact(text: str) -> list[int]:
         brackets = prose.in_brackets(at) if inside is False else None
         if inside is None or (inside is False and brackets is None):
             return [0]  # unsure: one statement
-        if inside or brackets or _continued(text, at) or _CLAUSE.match(text, at):
+        if inside or brackets:
             continue
-        if decorated:
-            decorated = text.startswith("@", at)
-            continue
-        decorated = text.startswith("@", at)
-        starts.append(at)
+        starts_here, decorated = _starts_statement(text, at, decorated)
+        if starts_here:
+            starts.append(at)
     return starts
+
+
+def _starts_statement(text: str, at: int, decorated: bool) -> tuple[bool, bool]:
+    """Whether a line of code at column 0 outside brackets and strings starts a statement, and
+    whether the statement open after it is a decorated definition still to come: not after a line
+    continuation, not a clause of the statement before, not the definition after its decorators."""
+    if _continued(text, at) or _CLAUSE.match(text, at):
+        return False, decorated
+    if decorated:  # the definition after its decorators, or the next decorator
+        return False, text.startswith("@", at)
+    return True, text.startswith("@", at)
 
 
 def _continued(text: str, at: int) -> bool:

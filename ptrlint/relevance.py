@@ -33,6 +33,7 @@ import keyword
 import re
 from typing import NamedTuple
 
+from .analysis.source import first_line
 from .config import Config
 from .lexer import statement_codes
 from .prefilter import evidence_and_site
@@ -108,8 +109,7 @@ def parsed_as_kept(module: ast.Module, relevant: Relevant) -> bool:
     met: set[int] = set()
     firsts, lasts = relevant.firsts, relevant.lasts
     for stmt in module.body:
-        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        at = bisect.bisect_right(firsts, first) - 1
+        at = bisect.bisect_right(firsts, first_line(stmt)) - 1
         if at < 0 or (stmt.end_lineno or stmt.lineno) > lasts[at]:
             return False
         met.add(at)

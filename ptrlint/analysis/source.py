@@ -23,6 +23,11 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 Span = tuple[int, int]  # [start, end) character offsets into the text
 
 
+def first_line(stmt: ast.stmt) -> int:
+    """The line a statement starts on: its first decorator's, for a decorated definition."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
 class SourceMap:
     def __init__(self, text: str, module: ast.Module | None = None) -> None:
         """``module``: the text's ast, whose top-level statements bound what a comment question tokenizes
@@ -44,7 +49,7 @@ class SourceMap:
             firsts: list[int] = []
             lasts: list[int] = []
             for stmt in module.body:
-                first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+                first = first_line(stmt)
                 last = stmt.end_lineno or stmt.lineno
                 if lasts and first <= lasts[-1]:
                     lasts[-1] = max(lasts[-1], last)

@@ -77,12 +77,7 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)
         if settings.fix:
-            try:
-                write_atomic(real, result.new_text.encode(encoding), data)
-            except FileChangedError as exc:
-                result.error = FileError(path, str(exc), code=IO_ERROR)
-            except OSError as exc:
-                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}", code=IO_ERROR)
+            result.error = _write_fixed(path, real, result.new_text.encode(encoding), data)
     if settings.cache_dir and result.error is None and result.new_text is None and link is None:
         Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
     return result
@@ -123,15 +118,21 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
         if settings.diff:
             result.diff = notebook.diff(path, new_raw)
         if settings.fix:
-            try:
-                write_atomic(real, new_raw.encode("utf-8"), data)
-            except FileChangedError as exc:
-                result.error = FileError(path, str(exc), code=IO_ERROR)
-            except OSError as exc:
-                result.error = FileError(path, f"cannot write fixed file: {exc.strerror or exc}", code=IO_ERROR)
+            result.error = _write_fixed(path, real, new_raw.encode("utf-8"), data)
     elif key:
         Cache(settings.cache_dir).put(key, result.findings)  # type: ignore[arg-type]
     return result
+
+
+def _write_fixed(path: str, real: str, new: bytes, original: bytes) -> FileError | None:
+    """Write a fixed file atomically; the error to report instead (E902) when it cannot be."""
+    try:
+        write_atomic(real, new, original)
+    except FileChangedError as exc:
+        return FileError(path, str(exc), code=IO_ERROR)
+    except OSError as exc:
+        return FileError(path, f"cannot write fixed file: {exc.strerror or exc}", code=IO_ERROR)
+    return None
 
 
 def to_cells(finding: Finding, notebook: object) -> Finding:
