@@ -11,15 +11,19 @@
   overlap barrier) or the platform's override (CPU: ``cpu_triton_utils._batch_memcpy_impl``)
   moves the bytes. ``do_mamba_copy_block`` hands the host views to the strict checks, so strict
   mode costs no device-to-host copy there.
-- ``MambaSpecDecodeGPUContext._populate_metadata``: the one place every V1 and V2 writer of the
-  fused kernels' int64 address tables passes through (``initialize_from_forward_context``). After
-  it runs, ``state_base_addrs``, ``block_table_ptrs`` and ``aligned_index_block_table_ptrs`` are
-  validated (each entry reinterpreted as uint64: non-null, inside a registered region) before any
-  fused kernel reads them; "fast" checks dtypes and shapes only.
-- Strict mode that starts: ``bind_kv_cache_to_layers`` (where V1 and V2 bind their caches)
-  registers every KV-cache and state tensor it binds; the block tables handed to
+- ``MambaSpecDecodeGPUContext`` (vLLM 0.33 and 0.34: the fused spec-decode and align kernels'
+  int64 address tables ``state_base_addrs``, ``block_table_ptrs``, ``aligned_index_block_table_ptrs``):
+  checked where they are filled, right after ``_populate_metadata`` (the one writer, through
+  ``initialize_from_forward_context``), and where they are launched: every context method that
+  hands a table to a kernel (found in its source: ``run_fused_precopy``,
+  ``run_fused_postprocess[_align]``, ``compute_aligned_state_indices``) checks the tables it
+  passes first. "fast": dtype and length; "strict" (``fused.py``): each entry equals, read as
+  uint64, the address of the tensor it was filled from, whose whole span lies in one registered
+  region, and no two states of one layer share a byte within a block.
+- Strict mode that starts: ``bind_kv_cache_to_layers`` (where V1, V2 and 0.34's CPU runner bind
+  their caches) registers every KV-cache and state tensor it binds; the block tables handed to
   ``_populate_metadata`` are registered there; the warm-up copy between two scratch tensors it
-  allocates itself runs at "fast" at most.
+  allocates itself (0.33) runs at "fast" at most.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import fused
 from ._torch import torch
 from .copy import check_tables
-from .guard import assert_pointer_buffer, check_address_table, default_regions, guard_level
+from .guard import assert_pointer_buffer, default_regions, guard_level
 from .mamba import _create, collect_mamba_copy_meta, do_mamba_copy_block
 from .simulate import active as simulating
 from .simulate import to_real_tensor
@@ -45,10 +50,8 @@ from .simulate import to_real_tensor
 logger = logging.getLogger("ptrlint.runtime")
 _MODULE = "vllm.v1.worker.mamba_utils"
 _WORKER_UTILS = "vllm.v1.worker.utils"
-_V2_ATTN_UTILS = "vllm.v1.worker.gpu.attn_utils"
 _WARMUP = "vllm.model_executor.warmup.mamba_triton_warmup"
 _MARK = "_ptrlint_guard_installed"
-_FUSED_TABLES = ("state_base_addrs", "block_table_ptrs", "aligned_index_block_table_ptrs")
 
 _KNOWN_FIELDS = frozenset({"src_ptrs", "dst_ptrs", "sizes", "mamba_group_ids", "mamba_spec", "offset"})
 _local = threading.local()  # .warmup: inside vLLM's warm-up copy
@@ -150,33 +153,31 @@ def _make_bind(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def check_fused_tables(ctx: Any, level: str) -> None:
-    """Validate the address tables of a ``MambaSpecDecodeGPUContext`` at ``level``."""
-    lengths = {"state_base_addrs": getattr(ctx, "num_states", None), "block_table_ptrs": getattr(ctx, "num_groups", None),
-               "aligned_index_block_table_ptrs": getattr(ctx, "num_groups", None)}
-    for name in _FUSED_TABLES:
-        table = getattr(ctx, name, None)
-        if table is not None:
-            check_address_table(table, f"MambaSpecDecodeGPUContext.{name}", level=level, length=lengths[name])
+    """Validate the address tables of a ``MambaSpecDecodeGPUContext`` at ``level`` (see ``fused.py``)."""
+    fused.check_context(ctx, level)
 
 
-def _make_populate(original: Callable[..., Any], level: str) -> Callable[..., Any]:
+def _make_populate(module: Any, original: Callable[..., Any], level: str) -> Callable[..., Any]:
     signature = inspect.signature(original)
 
     def _populate_metadata(self: Any, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind_partial(self, *args, **kwargs).arguments
+        block_tables = list(bound.get("block_tables") or ())
+        aligned = list(bound.get("aligned_index_block_tables") or block_tables)
         if level == "strict":  # the tables the kernels index: the caller hands them over here
-            bound = signature.bind_partial(self, *args, **kwargs).arguments
-            tables = [*(bound.get("block_tables") or ()), *(bound.get("aligned_index_block_tables") or ())]
             regions = default_regions()
-            for i, table in enumerate(tables):
+            for i, table in enumerate([*block_tables, *aligned]):
                 if table.numel():
                     regions.add(table, f"vLLM Mamba block table {i}")
         result = original(self, *args, **kwargs)
-        check_fused_tables(self, level)
+        states = fused.state_targets(module, self, bound.get("kv_cache_config"), bound.get("forward_context") or {},
+                                     bound.get("mamba_state_copy_funcs"))
+        fused.record_targets(self, {"state_base_addrs": states,
+                                    "block_table_ptrs": fused.block_table_targets(block_tables, "block table"),
+                                    "aligned_index_block_table_ptrs": fused.block_table_targets(aligned, "aligned-index block table")})
+        fused.check_context(self, level, overlaps=True)
         if simulating():  # checked as written (shifted); the fused kernels dereference real ones
-            for name in _FUSED_TABLES:
-                table = getattr(self, name, None)
-                if table is not None and table.dtype in (torch.int64, torch.uint64) and table.numel():
-                    table.copy_(to_real_tensor(table.view(torch.uint64)).view(table.dtype))
+            fused.to_real_tables(self)
         return result
 
     functools.update_wrapper(_populate_metadata, original)
@@ -231,15 +232,44 @@ def install(check: str | None = None) -> bool:
     elif hasattr(module, "do_mamba_copy_block"):  # a layout without a module-level batch_memcpy
         module.do_mamba_copy_block = lambda copy_bufs: do_mamba_copy_block(copy_bufs, check=level)
         patched.append("do_mamba_copy_block (ptrlint's batched copy)")
-    context = getattr(module, "MambaSpecDecodeGPUContext", None)
-    if context is not None and hasattr(context, "_populate_metadata"):
-        context._populate_metadata = _make_populate(context._populate_metadata, level)
-        patched.append(f"MambaSpecDecodeGPUContext tables ({', '.join(_FUSED_TABLES)}) checked at {level}")
+    patched += _install_fused(module, level)
     if level == "strict":
         patched += _install_registration()
     setattr(module, _MARK, tuple(patched))
     logger.info("ptrlint runtime guard installed in %s: %s", _MODULE, "; ".join(patched) or "nothing to patch")
     return True
+
+
+def _sync_allowed() -> Callable[[], Any] | None:
+    """vLLM's own permission to synchronise (0.34: strict launch checks read small tables to the host)."""
+    try:
+        return importlib.import_module("vllm.utils.gpu_sync_debug").gpu_sync_allowed  # type: ignore[no-any-return]
+    except (ImportError, AttributeError):
+        return None
+
+
+def _install_fused(module: Any, level: str) -> list[str]:
+    context = getattr(module, "MambaSpecDecodeGPUContext", None)
+    if context is None or not hasattr(context, "_populate_metadata"):
+        return []
+    sites = {name: tables for name, tables in fused.launch_sites(context).items() if name != "_populate_metadata"}
+    context._populate_metadata = _make_populate(module, context._populate_metadata, level)
+    sync_allowed = _sync_allowed()
+    for name, tables in sites.items():
+        setattr(context, name, fused.make_launch(getattr(context, name), tables, level, sync_allowed))
+    launches = ", ".join(f"{name} ({', '.join(tables)})" for name, tables in sorted(sites.items()))
+    line = (f"MambaSpecDecodeGPUContext tables ({', '.join(fused.TABLES)}) checked at {level} where filled "
+            f"(_populate_metadata) and launched: {launches or 'no launch site found'}")
+    return [line]
+
+
+def _rebind(module_name: str, original: Any, replacement: Any) -> None:
+    """Rebind ``original`` in every already-imported vLLM module that imported it by name."""
+    for name, loaded in list(sys.modules.items()):
+        if name.partition(".")[0] == "vllm" and name != module_name and loaded is not None:
+            for attr, value in list(vars(loaded).items()):
+                if value is original:
+                    setattr(loaded, attr, replacement)
 
 
 def _install_registration() -> list[str]:
@@ -252,9 +282,7 @@ def _install_registration() -> list[str]:
     if original is not None:
         guarded = _make_bind(original)
         utils.bind_kv_cache_to_layers = guarded
-        v2 = sys.modules.get(_V2_ATTN_UTILS)  # already imported: rebind its copy of the name too
-        if v2 is not None and getattr(v2, "bind_kv_cache_to_layers", None) is original:
-            v2.bind_kv_cache_to_layers = guarded
+        _rebind(_WORKER_UTILS, original, guarded)  # V2's and the CPU runner's attn_utils import it by name
         done.append("bind_kv_cache_to_layers (registers bound KV caches for strict checks)")
     try:
         warmup = importlib.import_module(_WARMUP)

@@ -111,3 +111,103 @@ def test_install_keeps_a_create_that_already_allocates_uint64(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert "REFUSED True" in proc.stdout and "CALLS [1]" in proc.stdout  # checked, then vLLM's own copy ran
     assert "INSTALLED MambaCopyBuffers.create kept" in proc.stdout
+
+
+# vLLM 0.34's layout in miniature: no MambaCopyBuffers or batch_memcpy; a fused-kernel context whose
+# _populate_metadata writes int64 address tables that its launch methods hand to kernels
+FAKE_034_LAYOUT = '''
+import dataclasses
+import torch
+
+LAUNCHED = []
+
+
+def _reinterpret_u64_as_i64(value):
+    return value if value < (1 << 63) else value - (1 << 64)
+
+
+def _get_mamba_spec_for_layer(group, layer_name):
+    return group.kv_cache_spec
+
+
+def kernel(*args):
+    LAUNCHED.append(len(args))
+
+
+@dataclasses.dataclass
+class MambaSpecDecodeGPUContext:
+    state_base_addrs: torch.Tensor
+    block_table_ptrs: torch.Tensor
+    aligned_index_block_table_ptrs: torch.Tensor
+    mamba_group_ids: list
+    num_states: int
+    num_groups: int
+    is_initialized: bool = False
+
+    def _populate_metadata(self, kv_cache_config, forward_context, mamba_state_copy_funcs, block_tables,
+                           aligned_index_block_tables):
+        idx = 0
+        for gid in self.mamba_group_ids:
+            group = kv_cache_config.kv_cache_groups[gid]
+            for name in group.layer_names:
+                funcs = mamba_state_copy_funcs[group.kv_cache_spec.mamba_type]
+                for state in forward_context[name].kv_cache[:len(funcs)]:
+                    self.state_base_addrs[idx] = _reinterpret_u64_as_i64(state.data_ptr())
+                    idx += 1
+        for i, (bt, abt) in enumerate(zip(block_tables, aligned_index_block_tables)):
+            self.block_table_ptrs[i] = _reinterpret_u64_as_i64(bt.data_ptr())
+            self.aligned_index_block_table_ptrs[i] = _reinterpret_u64_as_i64(abt.data_ptr())
+        self.is_initialized = True
+
+    def run_fused_precopy(self, num_reqs):
+        if num_reqs == 0 or not self.is_initialized:
+            return
+        kernel(self.block_table_ptrs, self.state_base_addrs)
+'''
+
+SCRIPT_034 = '''
+import sys, types
+import torch
+from ptrlint.runtime import vllm as plugin, PointerRoundTripError, PointerBoundsError, register
+assert plugin.install(check="strict") is True
+from vllm.v1.worker import mamba_utils as mu
+assert any("run_fused_precopy (state_base_addrs, block_table_ptrs)" in line for line in plugin.installed())
+pages = torch.zeros(4, 224, dtype=torch.int8)
+states = (pages[:, :96].view(torch.float32).view(-1, 3, 8), pages[:, 96:].view(torch.float32).view(-1, 4, 8))
+spec = types.SimpleNamespace(mamba_type="mamba2")
+config = types.SimpleNamespace(kv_cache_groups=[types.SimpleNamespace(layer_names=["m0"], kv_cache_spec=spec)])
+layers = {"m0": types.SimpleNamespace(kv_cache=states)}
+funcs = {"mamba2": ("conv", "temporal")}
+table = torch.zeros(2, 4, dtype=torch.int32)
+def context():
+    z = lambda n: torch.zeros(n, dtype=torch.int64)
+    return mu.MambaSpecDecodeGPUContext(z(2), z(1), z(1), [0], 2, 1)
+unbound = context()
+try:
+    unbound._populate_metadata(config, layers, funcs, [table], [table])
+except PointerBoundsError as exc:
+    print("UNBOUND", exc)
+register(pages)
+ctx = context()
+ctx._populate_metadata(config, layers, funcs, [table], [table])
+ctx.run_fused_precopy(1)
+assert mu.LAUNCHED == [2]
+ctx.state_base_addrs[0] += 8
+try:
+    ctx.run_fused_precopy(1)
+except PointerRoundTripError as exc:
+    print("REFUSED", exc)
+assert mu.LAUNCHED == [2]
+print("OK")
+'''
+
+
+def test_install_guards_a_034_layout_where_filled_and_launched(tmp_path: Path):
+    make_fake_vllm(tmp_path, FAKE_034_LAYOUT)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT_034], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "OK" in proc.stdout
+    assert "UNBOUND entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: m0 state 0 [0x" in proc.stdout
+    assert "REFUSED entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x" in proc.stdout
+    assert "is not the address it was filled from (m0 state 0 at 0x" in proc.stdout

@@ -1,0 +1,196 @@
+"""The fused-kernel address tables (vLLM's MambaSpecDecodeGPUContext), without vLLM: fill and launch checks."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+
+from ptrlint.runtime import (
+    MemoryRegions,
+    PointerBoundsError,
+    PointerDtypeError,
+    PointerOverlapError,
+    PointerRoundTripError,
+    default_regions,
+    simulate_high_addresses,
+)
+from ptrlint.runtime import fused
+
+
+def _i64(value: int) -> int:  # vLLM's _reinterpret_u64_as_i64
+    return value if value < (1 << 63) else value - (1 << 64)
+
+
+def layer_pages(num_blocks: int = 4, conv: tuple[int, int] = (3, 8), temporal: tuple[int, int] = (4, 8),
+                pad: int = 0) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """A Mamba layer as vLLM binds it: one int8 page per block, conv then temporal state views."""
+    conv_bytes, temporal_bytes = conv[0] * conv[1] * 4, temporal[0] * temporal[1] * 4
+    pages = torch.zeros(num_blocks, conv_bytes + temporal_bytes + pad, dtype=torch.int8)
+    states = [pages[:, :conv_bytes].view(torch.float32).view(-1, *conv),
+              pages[:, conv_bytes:conv_bytes + temporal_bytes].view(torch.float32).view(-1, *temporal)]
+    return pages, states
+
+
+def table_of(tensors: list[torch.Tensor]) -> torch.Tensor:
+    return torch.tensor([_i64(t.data_ptr()) for t in tensors], dtype=torch.int64)
+
+
+def test_span_and_target_of_a_strided_state_view():
+    pages, (conv, temporal) = layer_pages(num_blocks=4)
+    page = pages.stride(0)
+    assert fused.span(temporal) == 3 * page + 4 * 8 * 4  # three whole pages, then the last block's state
+    target = fused.tensor_target(temporal, "layer state 1", layer="layer")
+    assert (target.address, target.block_stride, target.block_bytes) == (temporal.data_ptr(), page, 128)
+    assert fused.span(torch.zeros(0)) == 0
+
+
+def test_strict_targets_accept_a_faithful_table_and_name_what_is_wrong():
+    pages, states = layer_pages()
+    regions = MemoryRegions()
+    regions.add(pages, "cache")
+    targets = [fused.tensor_target(s, f"layer state {k}", "layer") for k, s in enumerate(states)]
+    table = table_of(states)
+    fused.check_targets(table, "state_base_addrs", targets, regions)
+
+    moved = table.clone()
+    moved[1] ^= 1 << 40
+    with pytest.raises(PointerRoundTripError, match=r"entry 1 of state_base_addrs: address 0x[0-9a-f]+ is not the "
+                       r"address it was filled from \(layer state 1 at 0x[0-9a-f]+, \d+ bytes\)"):
+        fused.check_targets(moved, "state_base_addrs", targets, regions)
+    with pytest.raises(PointerBoundsError, match="entry 0 of state_base_addrs: null address"):
+        fused.check_targets(torch.zeros(2, dtype=torch.int64), "state_base_addrs", targets, regions)
+
+    short = MemoryRegions()
+    short.add_range(pages.data_ptr(), pages.nbytes - 1, "one byte short")  # the last block's temporal state leaves it
+    with pytest.raises(PointerBoundsError, match=r"entry 1 of state_base_addrs: layer state 1 \[0x[0-9a-f]+, \+\d+\) "
+                       r"is not inside one registered region; nearest registered region .*one byte short"):
+        fused.check_targets(table, "state_base_addrs", targets, short)
+
+
+def test_targets_compare_real_addresses_under_simulation():
+    pages, states = layer_pages()
+    regions = MemoryRegions()
+    regions.add(pages)
+    with simulate_high_addresses():
+        targets = [fused.tensor_target(s, f"state {k}") for k, s in enumerate(states)]
+        table = table_of(states)  # addresses >= 2**63, held as negative int64 patterns
+        assert int(table.min()) < 0
+        fused.check_targets(table, "t", targets, regions)  # as written (shifted)
+        real = table.clone()
+        fused.to_real_tables(_Context(state_base_addrs=real))
+        assert int(real.min()) > 0
+        fused.check_targets(real, "t", targets, regions)  # as handed to the kernels (real)
+
+
+def test_states_of_one_layer_must_not_share_bytes_within_a_block():
+    _, states = layer_pages(pad=16)
+    targets = [fused.tensor_target(s, f"state {k}", "layer") for k, s in enumerate(states)]
+    fused.check_layer_overlaps("state_base_addrs", targets)  # interleaved per page, disjoint per block
+
+    pages = torch.zeros(4, 224, dtype=torch.int8)  # a page layout bug: the temporal state starts inside conv
+    conv = pages[:, :96].view(torch.float32).view(-1, 3, 8)
+    temporal = pages[:, 64:192].view(torch.float32).view(-1, 4, 8)
+    bad = [fused.tensor_target(conv, "layer.1 state 0", "layer.1"), fused.tensor_target(temporal, "layer.1 state 1", "layer.1")]
+    with pytest.raises(PointerOverlapError, match=r"entries 0 and 1 of state_base_addrs: layer.1 state 0 \(96 bytes "
+                       r"per block, stride 224\) and layer.1 state 1 \(128 bytes per block, stride 224\) share bytes, \+64"):
+        fused.check_layer_overlaps("state_base_addrs", bad)
+    # the same bytes in two layers (vLLM overlays cache groups; a block id belongs to one group): allowed
+    shared = [fused.tensor_target(conv, "a state 0", "a"), fused.tensor_target(conv, "b state 0", "b")]
+    fused.check_layer_overlaps("state_base_addrs", shared)
+
+
+def test_a_wrapping_window_overlaps_the_next_block():
+    pages = torch.zeros(4, 100, dtype=torch.int8)
+    first = pages[:, 10:90]  # 80 bytes per block from offset 10
+    second = pages.view(-1)[90:].as_strided((3, 40), (100, 1))  # 40 bytes from offset 90: runs into block k+1's first
+    a, b = fused.tensor_target(first, "s0", "l"), fused.tensor_target(second, "s1", "l")
+    with pytest.raises(PointerOverlapError):
+        fused.check_layer_overlaps("t", [a, b])
+
+
+@dataclass
+class _Context:
+    """The shape of vLLM's MambaSpecDecodeGPUContext that the checks read."""
+
+    state_base_addrs: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+    block_table_ptrs: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+    aligned_index_block_table_ptrs: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+    is_initialized: bool = True
+    launched: int = 0
+
+    @property
+    def num_states(self) -> int:
+        return self.state_base_addrs.shape[0]
+
+    @property
+    def num_groups(self) -> int:
+        return self.block_table_ptrs.shape[0]
+
+    def kernel(self, *tables: torch.Tensor) -> None:
+        self.launched += 1
+
+    def run_fused_precopy(self, num_reqs: int) -> None:
+        if num_reqs == 0 or not self.is_initialized:
+            return
+        self.kernel(self.block_table_ptrs, self.state_base_addrs)
+
+    def compute_aligned_state_indices(self) -> None:
+        self.kernel(tables=self.aligned_index_block_table_ptrs)
+
+    def fill(self) -> None:  # writes tables, passes none to a call
+        self.state_base_addrs[0] = 1
+
+
+def test_launch_sites_are_the_methods_that_hand_tables_to_a_call():
+    assert fused.launch_sites(_Context) == {
+        "run_fused_precopy": ("state_base_addrs", "block_table_ptrs"),
+        "compute_aligned_state_indices": ("aligned_index_block_table_ptrs",),
+    }
+
+
+def test_a_launch_is_refused_before_the_kernel_runs():
+    pages, states = layer_pages()
+    table = torch.zeros((2, 4), dtype=torch.int32)
+    regions = MemoryRegions()
+    regions.add(pages)
+    regions.add(table)
+    ctx = _Context(state_base_addrs=table_of(states), block_table_ptrs=table_of([table]),
+                   aligned_index_block_table_ptrs=table_of([table]))
+    fused.record_targets(ctx, {"state_base_addrs": [fused.tensor_target(s, f"s{k}", "l") for k, s in enumerate(states)],
+                               "block_table_ptrs": fused.block_table_targets([table], "block table"),
+                               "aligned_index_block_table_ptrs": None})
+    fused.check_context(ctx, "strict", overlaps=True, regions=regions)
+
+    good = ctx.state_base_addrs.clone()
+    launch = fused.make_launch(_Context.run_fused_precopy, ("state_base_addrs", "block_table_ptrs"), "fast")
+    launch(ctx, 1)
+    assert ctx.launched == 1
+    ctx.state_base_addrs = ctx.state_base_addrs.to(torch.int32)
+    with pytest.raises(PointerDtypeError, match="MambaSpecDecodeGPUContext.state_base_addrs has dtype int32"):
+        launch(ctx, 1)
+    assert ctx.launched == 1
+    ctx.is_initialized = False  # vLLM returns before launching: nothing to check yet
+    launch(ctx, 1)
+    assert ctx.launched == 1
+
+    ctx.is_initialized, ctx.state_base_addrs = True, good.clone()
+    allowed: list[str] = []
+
+    @contextlib.contextmanager
+    def sync_allowed():  # vLLM's gpu_sync_allowed(): strict reads the tables back to the host
+        allowed.append("sync")
+        yield
+
+    strict = fused.make_launch(_Context.run_fused_precopy, ("state_base_addrs", "block_table_ptrs"), "strict", sync_allowed)
+    with default_regions():  # what is registered inside is dropped on exit
+        default_regions().add(pages)
+        default_regions().add(table)
+        strict(ctx, 1)
+        assert ctx.launched == 2 and allowed == ["sync"]
+        ctx.state_base_addrs[1] ^= 1 << 40
+        with pytest.raises(PointerRoundTripError, match="entry 1 of MambaSpecDecodeGPUContext.state_base_addrs"):
+            strict(ctx, 1)
+        assert ctx.launched == 2
