@@ -38,5 +38,7 @@ _.PIN_MEMORY
 _.get_state_shape
 _.get_state_dtype
 _._ptrlint_original
+state_alignment, use_flashinfer_replayssm  # read by vLLM 0.34's MambaBase.bind_kv_cache and state walk
+_.kv_cache_layout  # vLLM 0.34's resolved layout, read by init_kv_cache
 # tests/linter/test_gcpause.py: an object in a reference cycle of its own (the attribute is the cycle).
 _.me

@@ -1,6 +1,6 @@
 """A small hybrid model's Mamba state on the CPU, built from vLLM 0.33's own config objects.
 
-Imported by the integration tests, and run as ``python -m tests.vllm_integration.scenario``
+Imported by the integration tests, and run as ``python -m tests.vllm_integration.scenario_033``
 (in a fresh process: install() patches vLLM process-wide) to exercise the guarded paths end to
 end. Needs vLLM importable; the copy kernels run under TRITON_INTERPRET=1.
 """
@@ -11,12 +11,10 @@ import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
-import json  # noqa: E402
 import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 import torch  # noqa: E402
-from vllm.model_executor.layers.mamba.abstract import MambaBase  # noqa: E402
 from vllm.model_executor.layers.mamba.mamba_utils import get_conv_copy_spec, get_temporal_copy_spec  # noqa: E402
 from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum  # noqa: E402
 from vllm.v1.kv_cache_interface import (  # noqa: E402
@@ -28,6 +26,8 @@ from vllm.v1.kv_cache_interface import (  # noqa: E402
 )
 from vllm.v1 import utils as _v1_utils  # noqa: E402
 from vllm.v1.utils import CpuGpuBuffer  # noqa: E402
+
+from .support import StateLayer, emit, expected_after_copy  # noqa: E402
 
 # No accelerator here: vLLM's CPU platform does not pin host buffers either.
 _v1_utils.PIN_MEMORY = False
@@ -62,22 +62,6 @@ def config(kind: str) -> KVCacheConfig:
     return KVCacheConfig(num_blocks=NUM_BLOCKS, kv_cache_tensors=[], kv_cache_groups=[attention, mamba])
 
 
-@dataclass
-class StateLayer:
-    """A Mamba-style layer: vLLM's own MambaBase.bind_kv_cache unpacks its raw pages."""
-
-    spec: MambaSpec
-    kv_cache: tuple = ()
-
-    def get_state_shape(self):
-        return self.spec.shapes
-
-    def get_state_dtype(self):
-        return self.spec.dtypes
-
-    bind_kv_cache = MambaBase.bind_kv_cache
-
-
 def make_buffer(*size: int, dtype: torch.dtype, numpy: bool = True) -> CpuGpuBuffer:
     return CpuGpuBuffer(*size, dtype=dtype, device=torch.device("cpu"), pin_memory=False, with_numpy=numpy)
 
@@ -105,27 +89,11 @@ class Request:
     block_ids: list
 
 
-def expected_after_copy(layers: dict[str, StateLayer], blocks: list[int], src: int, dest: int, bias: int):
-    """vLLM's semantics: conv ``state[b[src], bias:]`` -> start of ``state[b[dest]]``; temporal ``state[b[src+bias]]``."""
-    out = {}
-    for name, lyr in layers.items():
-        states = [s.clone() for s in lyr.kv_cache]
-        funcs = COPY_FUNCS[lyr.spec.mamba_type]
-        for state, func in zip(states, funcs):
-            if func is get_conv_copy_spec:
-                n = state.shape[1] - bias
-                state[blocks[dest]][:n] = state[blocks[src]][bias:].clone()
-            else:
-                state[blocks[dest]] = state[blocks[src + bias]].clone()
-        out[name] = states
-    return out
-
-
 def main(argv: list[str]) -> int:
     """argv: LEVEL KIND [plugin]. Prints one JSON object of observations."""
     level, kind = argv[0], argv[1]
     via_plugin = "plugin" in argv[2:]
-    from ptrlint.runtime import PointerBoundsError, PointerDtypeError, default_regions, real_addresses
+    from ptrlint.runtime import PointerBoundsError, PointerDtypeError, PointerGuardError, default_regions, real_addresses
     from ptrlint.runtime import vllm as guard
 
     seen: dict[str, object] = {}
@@ -168,7 +136,7 @@ def main(argv: list[str]) -> int:
     seen["buffers"] = [type(bufs).__module__, str(bufs.src_ptrs.cpu.dtype), len(bufs.src_ptrs.cpu)]
     blocks = [5, 1, 4, 2, 3, 0, 7, 6]
     req = Request(block_ids=[[0], blocks])
-    expected = expected_after_copy(layers, blocks, 0, 3, 1)
+    expected = expected_after_copy(layers, COPY_FUNCS, blocks, 0, 3, 1)
     mu.collect_mamba_copy_meta(bufs, cfg, COPY_FUNCS, bufs.mamba_group_ids, 0, 3, 1, req, layers)
     seen["entries"] = bufs.offset
     mu.do_mamba_copy_block(bufs)
@@ -221,7 +189,7 @@ def main(argv: list[str]) -> int:
     try:
         guard.check_fused_tables(ctx, level)
         seen["fused_truncated"] = "accepted"
-    except PointerBoundsError as exc:
+    except PointerGuardError as exc:
         seen["fused_truncated"] = str(exc)
     ctx.state_base_addrs = ctx.state_base_addrs.to(torch.int32)
     try:
@@ -229,7 +197,7 @@ def main(argv: list[str]) -> int:
         seen["fused_int32"] = "accepted"
     except PointerDtypeError as exc:
         seen["fused_int32"] = str(exc)
-    print("SCENARIO " + json.dumps(seen))
+    emit(seen)
     return 0
 
 

@@ -1,34 +1,18 @@
-"""ptrlint.runtime against the real vLLM 0.33 (``pytest -m vllm``; set up by scripts/setup_vllm_env.sh).
+"""ptrlint.runtime against the real vLLM 0.33.0 (``pytest -m vllm``; ``scripts/setup_vllm_env.sh 0.33.0``).
 
-Skipped with a reason when vLLM is not importable (the README's venv has no vLLM); CI sets
-PTRLINT_REQUIRE_VLLM=1 in the vLLM venv so that the suite can never be skipped there.
+Skipped with a reason where vLLM 0.33.0 is not the importable release (the README's venv has no
+vLLM); CI sets PTRLINT_REQUIRE_VLLM=0.33.0 in that venv so that the suite can never skip there.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from .support import require_release, run_scenario
+
 pytestmark = pytest.mark.vllm
-REPO = Path(__file__).resolve().parents[2]
 
-
-def _vllm_or_skip() -> None:
-    try:
-        import vllm.v1.worker.mamba_utils  # noqa: F401
-    except Exception as exc:  # ImportError, or a dependency that fails on import
-        if os.environ.get("PTRLINT_REQUIRE_VLLM"):
-            pytest.fail(f"vLLM is not importable but PTRLINT_REQUIRE_VLLM is set: {exc!r}")
-        pytest.skip(f"vLLM is not importable ({type(exc).__name__}: {exc}); run scripts/setup_vllm_env.sh",
-                    allow_module_level=True)
-
-
-_vllm_or_skip()
+require_release("0.33.0")
 
 from vllm.v1.worker import mamba_utils as mu  # noqa: E402
 
@@ -40,13 +24,7 @@ from ptrlint.runtime import (  # noqa: E402
 )
 from ptrlint.runtime import vllm as guard  # noqa: E402
 
-from . import scenario  # noqa: E402
-
-
-def test_release_under_test():
-    from importlib.metadata import version
-
-    assert version("vllm") == "0.33.0"
+from . import scenario_033 as scenario  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", ["plain", "uniform"])
@@ -79,13 +57,7 @@ def test_older_layout_copy_funcs_still_work_with_vllm_specs():
 
 
 def _scenario(*args: str) -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    env.pop("PTRLINT_GUARD", None)
-    proc = subprocess.run([sys.executable, "-m", "tests.vllm_integration.scenario", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("SCENARIO ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-6000:]
-    return json.loads(lines[-1].removeprefix("SCENARIO "))
+    return run_scenario("scenario_033", *args)
 
 
 def _common(seen: dict) -> None:
@@ -116,6 +88,7 @@ def test_strict_starts_through_vllms_plugin_loader(kind):
     assert seen["registered"] == (3 if kind == "uniform" else 2)  # every bound Mamba cache
     assert seen["unregistered"].startswith("entry 0: source range [0x") and "Register the buffer" in seen["unregistered"]
     assert seen["fused_truncated"].startswith("entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x")
+    assert "is not the address it was filled from (model.layers.1.mixer state 0 at 0x" in seen["fused_truncated"]
 
 
 def test_strict_under_simulated_high_addresses():
