@@ -9,6 +9,14 @@ from pathlib import Path
 from ..conftest import FAKE_VLLM_MAMBA_UTILS, make_fake_vllm
 
 
+def run_with_fake_vllm(root: Path, mamba_utils_source: str, script: str) -> subprocess.CompletedProcess:
+    """Run ``script`` in a fresh interpreter that imports a fake vllm (install() patches process-wide)."""
+    make_fake_vllm(root, mamba_utils_source)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
 
 SCRIPT = '''
 import logging, sys
@@ -34,10 +42,7 @@ print("OK")
 
 
 def test_install_patches_fake_vllm_and_is_idempotent(tmp_path: Path):
-    make_fake_vllm(tmp_path, FAKE_VLLM_MAMBA_UTILS)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 0, proc.stderr
+    proc = run_with_fake_vllm(tmp_path, FAKE_VLLM_MAMBA_UTILS, SCRIPT)
     assert "GUARDED" in proc.stdout and "OK" in proc.stdout
     assert proc.stdout.count("ptrlint runtime guard installed") == 1
 
@@ -105,10 +110,7 @@ print("INSTALLED", plugin.installed()[0])
 
 
 def test_install_keeps_a_create_that_already_allocates_uint64(tmp_path: Path):
-    make_fake_vllm(tmp_path, FAKE_UINT64_LAYOUT)
-    proc = subprocess.run([sys.executable, "-c", KEEP_SCRIPT], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 0, proc.stderr
+    proc = run_with_fake_vllm(tmp_path, FAKE_UINT64_LAYOUT, KEEP_SCRIPT)
     assert "REFUSED True" in proc.stdout and "CALLS [1]" in proc.stdout  # checked, then vLLM's own copy ran
     assert "INSTALLED MambaCopyBuffers.create kept" in proc.stdout
 
@@ -203,10 +205,7 @@ print("OK")
 
 
 def test_install_guards_a_034_layout_where_filled_and_launched(tmp_path: Path):
-    make_fake_vllm(tmp_path, FAKE_034_LAYOUT)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT_034], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 0, proc.stderr
+    proc = run_with_fake_vllm(tmp_path, FAKE_034_LAYOUT, SCRIPT_034)
     assert "OK" in proc.stdout
     assert "UNBOUND entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: m0 state 0 [0x" in proc.stdout
     assert "REFUSED entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x" in proc.stdout

@@ -18,16 +18,14 @@ import torch  # noqa: E402
 from vllm.model_executor.layers.mamba.mamba_utils import get_conv_copy_spec, get_temporal_copy_spec  # noqa: E402
 from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum  # noqa: E402
 from vllm.v1.kv_cache_interface import (  # noqa: E402
-    FullAttentionSpec,
     KVCacheConfig,
-    KVCacheGroupSpec,
     MambaSpec,
     UniformTypeKVCacheSpecs,
 )
 from vllm.v1 import utils as _v1_utils  # noqa: E402
 from vllm.v1.utils import CpuGpuBuffer  # noqa: E402
 
-from .support import StateLayer, emit, expected_after_copy  # noqa: E402
+from .support import StateLayer, emit, expected_after_copy, hybrid_groups, layer, start_guard  # noqa: E402
 
 # No accelerator here: vLLM's CPU platform does not pin host buffers either.
 _v1_utils.PIN_MEMORY = False
@@ -44,21 +42,9 @@ SHORT_CONV = MambaSpec(BLOCK_SIZE, ((3, 8),), (torch.float32,), page_size_padded
                        mamba_type=MambaAttentionBackendEnum.SHORT_CONV)
 
 
-def layer(i: int) -> str:
-    return f"model.layers.{i}.mixer"
-
-
 def config(kind: str) -> KVCacheConfig:
     """"plain": an attention group and a MambaSpec group; "uniform": a UniformTypeKVCacheSpecs group."""
-    attention = KVCacheGroupSpec([layer(0)], FullAttentionSpec(BLOCK_SIZE, num_kv_heads=1, head_size=8,
-                                                                dtype=torch.float16))
-    if kind == "plain":
-        mamba = KVCacheGroupSpec([layer(1), layer(2)], MAMBA2)
-    elif kind == "uniform":
-        specs = {layer(1): MAMBA2, layer(2): SHORT_CONV, layer(3): MAMBA2}
-        mamba = KVCacheGroupSpec(list(specs), UniformTypeKVCacheSpecs(BLOCK_SIZE, kv_cache_specs=specs))
-    else:
-        raise ValueError(kind)
+    attention, mamba, _ = hybrid_groups(kind, MAMBA2, SHORT_CONV, BLOCK_SIZE)
     return KVCacheConfig(num_blocks=NUM_BLOCKS, kv_cache_tensors=[], kv_cache_groups=[attention, mamba])
 
 
@@ -92,24 +78,10 @@ class Request:
 def main(argv: list[str]) -> int:
     """argv: LEVEL KIND [plugin]. Prints one JSON object of observations."""
     level, kind = argv[0], argv[1]
-    via_plugin = "plugin" in argv[2:]
     from ptrlint.runtime import PointerBoundsError, PointerDtypeError, PointerGuardError, default_regions, real_addresses
     from ptrlint.runtime import vllm as guard
 
-    seen: dict[str, object] = {}
-    if via_plugin:
-        os.environ["PTRLINT_GUARD"] = level
-        from vllm.plugins import load_general_plugins
-
-        load_general_plugins()
-    else:
-        guard.install(check=level)
-    seen["installed"] = list(guard.installed())
-    if "simulate" in argv[2:]:  # the whole worker under simulated high addresses (ptrlint.runtime too)
-        from ptrlint.runtime import simulate_high_addresses
-
-        simulate_high_addresses().__enter__()
-        seen["simulated"] = torch.zeros(1).data_ptr() >= 2**63
+    seen = start_guard(level, argv[2:])
 
     from vllm.model_executor.warmup import mamba_triton_warmup
     from vllm.v1.worker import mamba_utils as mu

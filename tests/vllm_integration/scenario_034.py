@@ -26,15 +26,13 @@ from vllm.config import DeviceConfig, VllmConfig  # noqa: E402
 from vllm.model_executor.layers.mamba.mamba_utils import get_conv_copy_spec, get_temporal_copy_spec  # noqa: E402
 from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum  # noqa: E402
 from vllm.v1.kv_cache_interface import (  # noqa: E402
-    FullAttentionSpec,
     KVCacheConfig,
-    KVCacheGroupSpec,
     KVCacheTensor,
     MambaSpec,
     UniformTypeKVCacheSpecs,
 )
 
-from .support import StateLayer, emit, expected_after_copy  # noqa: E402
+from .support import StateLayer, emit, expected_after_copy, hybrid_groups, start_guard  # noqa: E402
 
 NUM_BLOCKS = 8
 MAX_REQS = 3
@@ -49,22 +47,9 @@ SHORT_CONV = MambaSpec(BLOCK_SIZE, ((3, 8),), (torch.float32,), page_size_padded
 BLOCKS = [5, 1, 4, 2, 3, 0, 7, 6]  # request 0's block table row
 
 
-def layer(i: int) -> str:
-    return f"model.layers.{i}.mixer"
-
-
 def config(kind: str) -> KVCacheConfig:
     """An attention group and a Mamba group ("plain": one MambaSpec; "uniform": per-layer specs) in one allocation."""
-    attention = KVCacheGroupSpec([layer(0)], FullAttentionSpec(BLOCK_SIZE, num_kv_heads=1, head_size=8,
-                                                                dtype=torch.float16))
-    if kind == "plain":
-        specs = {layer(1): MAMBA2, layer(2): MAMBA2}
-        mamba = KVCacheGroupSpec(list(specs), MAMBA2)
-    elif kind == "uniform":
-        specs = {layer(1): MAMBA2, layer(2): SHORT_CONV, layer(3): MAMBA2}
-        mamba = KVCacheGroupSpec(list(specs), UniformTypeKVCacheSpecs(BLOCK_SIZE, kv_cache_specs=specs))
-    else:
-        raise ValueError(kind)
+    attention, mamba, specs = hybrid_groups(kind, MAMBA2, SHORT_CONV, BLOCK_SIZE)
     page = MAMBA2.page_size_bytes
     tensor = KVCacheTensor(size=page * NUM_BLOCKS * len(specs), layers=list(specs), layer_stride=page * NUM_BLOCKS,
                            block_stride=page)
@@ -120,20 +105,7 @@ def main(argv: list[str]) -> int:
     from ptrlint.runtime import default_regions, real_addresses
     from ptrlint.runtime import vllm as guard
 
-    seen: dict[str, object] = {}
-    if "plugin" in argv[2:]:
-        os.environ["PTRLINT_GUARD"] = level
-        from vllm.plugins import load_general_plugins
-
-        load_general_plugins()
-    else:
-        guard.install(check=level)
-    seen["installed"] = list(guard.installed())
-    if "simulate" in argv[2:]:  # the whole worker under simulated high addresses (ptrlint.runtime too)
-        from ptrlint.runtime import simulate_high_addresses
-
-        simulate_high_addresses().__enter__()
-        seen["simulated"] = torch.zeros(1).data_ptr() >= 2**63
+    seen = start_guard(level, argv[2:])
 
     from vllm.triton_utils import HAS_TRITON
     from vllm.v1.worker import mamba_utils as mu

@@ -50,8 +50,57 @@ def run_scenario(module: str, *args: str) -> dict:
     return json.loads(lines[-1].removeprefix("SCENARIO "))
 
 
+def start_guard(level: str, flags: list[str]) -> dict:
+    """Install the guard as a worker would ("plugin": PTRLINT_GUARD + vLLM's plugin loader; else install()),
+    then, with "simulate", put the whole process under simulated high addresses. Returns the first observations."""
+    import torch
+
+    from ptrlint.runtime import vllm as guard
+
+    seen: dict[str, object] = {}
+    if "plugin" in flags:
+        os.environ["PTRLINT_GUARD"] = level
+        from vllm.plugins import load_general_plugins
+
+        load_general_plugins()
+    else:
+        guard.install(check=level)
+    seen["installed"] = list(guard.installed())
+    if "simulate" in flags:
+        from ptrlint.runtime import simulate_high_addresses
+
+        simulate_high_addresses().__enter__()
+        seen["simulated"] = torch.zeros(1).data_ptr() >= 2**63
+    return seen
+
+
 def emit(seen: dict) -> None:
     print("SCENARIO " + json.dumps(seen))
+
+
+def layer(i: int) -> str:
+    return f"model.layers.{i}.mixer"
+
+
+def hybrid_groups(kind: str, mamba2, short_conv, block_size: int) -> tuple[object, object, dict]:
+    """vLLM groups of a hybrid model: attention (group 0) and Mamba (group 1), with each Mamba layer's spec.
+
+    "plain": two layers of one MambaSpec; "uniform": a UniformTypeKVCacheSpecs group mixing specs.
+    """
+    import torch
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheGroupSpec, UniformTypeKVCacheSpecs
+
+    attention = KVCacheGroupSpec([layer(0)], FullAttentionSpec(block_size, num_kv_heads=1, head_size=8,
+                                                                dtype=torch.float16))
+    if kind == "plain":
+        specs = {layer(1): mamba2, layer(2): mamba2}
+        mamba = KVCacheGroupSpec(list(specs), mamba2)
+    elif kind == "uniform":
+        specs = {layer(1): mamba2, layer(2): short_conv, layer(3): mamba2}
+        mamba = KVCacheGroupSpec(list(specs), UniformTypeKVCacheSpecs(block_size, kv_cache_specs=specs))
+    else:
+        raise ValueError(kind)
+    return attention, mamba, specs
 
 
 @dataclass
