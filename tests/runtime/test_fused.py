@@ -111,13 +111,17 @@ def test_a_wrapping_window_overlaps_the_next_block():
         fused.check_layer_overlaps("t", [a, b])
 
 
+def _empty_table() -> torch.Tensor:
+    return torch.zeros(0, dtype=torch.int64)  # noqa: PTR001 - vLLM's layout: u64 bit patterns in int64, checked as such
+
+
 @dataclass
 class _Context:
     """The shape of vLLM's MambaSpecDecodeGPUContext that the checks read."""
 
-    state_base_addrs: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
-    block_table_ptrs: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
-    aligned_index_block_table_ptrs: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+    state_base_addrs: torch.Tensor = field(default_factory=lambda: _empty_table())
+    block_table_ptrs: torch.Tensor = field(default_factory=lambda: _empty_table())
+    aligned_index_block_table_ptrs: torch.Tensor = field(default_factory=lambda: _empty_table())
     is_initialized: bool = True
     launched: int = 0
 
