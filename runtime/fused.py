@@ -133,10 +133,7 @@ def check_targets(table: Any, name: str, targets: list[Target], regions: MemoryR
     real = to_real_array(values)
     want = np.array([to_real(t.address) for t in targets], dtype=np.uint64)
     last = want + np.array([max(t.nbytes, 1) - 1 for t in targets], dtype=np.uint64)  # inclusive end
-    starts, ends, _ = regions.arrays()
-    k = np.searchsorted(starts, want, side="right").astype(np.int64) - 1
-    inside = (k >= 0) & (last <= ends[np.maximum(k, 0)]) if len(starts) else np.zeros(len(want), bool)
-    bad = np.flatnonzero((values == 0) | (real != want) | ~inside)
+    bad = np.flatnonzero((values == 0) | (real != want) | ~regions.contains(want, last))
     if not len(bad):
         return
     i = int(bad[0])

@@ -226,6 +226,14 @@ class MemoryRegions:
                 self._cache = (starts, ends, owners)
             return self._cache
 
+    def contains(self, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        """Per range (uint64 arrays, inclusive ends, real addresses): does it lie inside one region?"""
+        starts, ends, _ = self.arrays()
+        if not len(starts):
+            return np.zeros(len(first), bool)
+        idx = np.searchsorted(starts, first, side="right").astype(np.int64) - 1
+        return (idx >= 0) & (last <= ends[np.maximum(idx, 0)])
+
     def nearest(self, addr: int) -> str:
         starts, ends, owners = self.arrays()
         if not len(starts):
@@ -447,10 +455,7 @@ def check_address_table(table: Any, name: str, *, level: str, length: int | None
         )
     regions = regions if regions is not None else default_regions()
     real = to_real_array(values)
-    starts, ends, _ = regions.arrays()
-    idx = np.searchsorted(starts, real, side="right").astype(np.int64) - 1
-    inside = (idx >= 0) & (real <= ends[np.where(idx < 0, 0, idx)]) if len(starts) else np.zeros(len(real), bool)
-    bad = np.flatnonzero(~inside)
+    bad = np.flatnonzero(~regions.contains(real, real))
     if len(bad):
         i = int(bad[0])
         addr = int(values[i])
