@@ -26,7 +26,7 @@ CACHEDIR_TAG = (
 )
 
 
-CACHE_FORMAT = "8"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields; 7: fixes chosen by every consumer, alternatives; 8: evidence through kwargs, loops, closures, returned names)
+CACHE_FORMAT = "9"  # bump when the stored findings change shape or meaning (2: intents; 3: index extras; 4: catalogue, factories; 5: evidence in code only; 6: light summaries without docstring fields; 7: fixes chosen by every consumer, alternatives; 8: evidence through kwargs, loops, closures, returned names; 9: the harm model: severity, failure, foreign values)
 
 
 CACHE_DIRNAME = ".ptrlint_cache"  # beside the configuration, unless --cache-dir / PTRLINT_CACHE_DIR say otherwise

@@ -357,7 +357,8 @@ def _report(results, args, output: str, out, texts: dict[str, str]) -> int:  # t
     out.flush()
     if errors:
         return EXIT_ERROR
-    if findings and not args.exit_zero and not args.fix_only:
+    failures = [f for f in findings if f.severity != "note"]  # a note is a doubt, never a reason to fail
+    if failures and not args.exit_zero and not args.fix_only:
         return EXIT_FINDINGS
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS

@@ -23,12 +23,12 @@ from .analysis.values.facts import ModuleFacts, collect
 from .config import Config
 from .discovery import display_path
 from .gcpause import one_module
-from .findings import INTERNAL_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix, Related
+from .findings import INTERNAL_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix, Intent, Related
 from .prefilter import prefilter
 from .relevance import REDUCE_FROM, parsed_as_kept, relevant_text
 from .rewrite.apply import apply_fixes
 from .rules import ALL_RULES
-from .rules.base import RuleContext
+from .rules.base import Diagnostic, RuleContext
 from .settings import SelectionError, Settings, expand_selector, per_file_ignored, select_codes
 from .suppression import is_suppressed
 
@@ -152,10 +152,10 @@ def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, pat
     for rule_cls in ALL_RULES:
         if rule_cls.code not in enabled or rule_cls.code in ignored:
             continue
-        for diag in rule_cls().check(ctx):
+        kept = [d for d in rule_cls().check(ctx)
+                if not is_suppressed(rule_cls.code, source.comments(source.line_column(d.span[0])[0]))]
+        for diag in one_per_group(kept):
             start_line, start_column = source.line_column(diag.span[0])
-            if is_suppressed(rule_cls.code, source.comments(start_line)):
-                continue
             end_line, end_column = source.line_column(diag.span[1])
             fix = None
             if diag.intents is not None:
@@ -169,10 +169,56 @@ def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, pat
                     fix = Fix(diag.safe, tuple(sorted(set(intents))), diag.fix_title, alternatives=tuple(alternatives))
             related = tuple(_related(source, node, message) for node, message in diag.evidence)
             findings.append(Finding(path, start_line, start_column, end_line, end_column, rule_cls.code,
-                                    rule_cls.name, diag.message, fix, related))
+                                    rule_cls.name, diag.message, fix, related, failure=diag.failure,
+                                    severity=diag.severity))
     findings.sort(key=Finding.sort_key)
     ctx.release()
     return findings
+
+
+def one_per_group(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per group (notes about the tables of one object), at the group's first: its fix
+    changes every table of the group (safe only if each one's is), the others are among its evidence."""
+    groups: dict[object, list[Diagnostic]] = {}
+    out: list[Diagnostic] = []
+    for diag in diagnostics:
+        if diag.group is None:
+            out.append(diag)
+        else:
+            members = groups.setdefault(diag.group[0], [])
+            if not members:
+                out.append(diag)
+            members.append(diag)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        first, others = members[0], members[1:]
+        name = first.group[1]  # type: ignore[index]
+        first.failure += (" (the same holds for " + ", ".join(f"`{d.group[2]}`" for d in others)  # type: ignore[index]
+                          + f" of the same `{name}` objects)")
+        first.evidence = (*first.evidence, *((d.group[3], f"the same holds for `{d.group[2]}` of the same "  # type: ignore[index]
+                                              f"`{name}` objects") for d in others))  # type: ignore[index]
+        first.intents = _joined([d.intents for d in members])
+        first.safe = all(d.safe for d in members)
+        first.alternatives = ()
+    return out
+
+
+def _joined(makers: list) -> object:  # type: ignore[type-arg]
+    """The intents of several fixes as one fix (None when one of them has none)."""
+    if any(make is None for make in makers):
+        return None
+
+    def intents() -> list[Intent] | None:
+        out: list[Intent] = []
+        for make in makers:
+            part = make()
+            if not part:
+                return None
+            out.extend(part)
+        return out
+
+    return intents
 
 
 def _related(source: SourceMap, node: object, message: str) -> Related:

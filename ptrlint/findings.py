@@ -143,6 +143,11 @@ class Finding:
     fix: Fix | None = None
     related: tuple[Related, ...] = ()
     cell: int | None = None  # notebooks: line and column are within this cell (1-based among all cells)
+    # the harm model: what fails, for which values and where (one sentence); "" for file errors
+    failure: str = ""
+    # "error": a failure ptrlint can name and reach; "note": a doubt (values that leave for code it cannot
+    # see, a signed wrapper that keeps the bits): reported, never a reason to fail a run
+    severity: str = "error"
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
@@ -159,6 +164,8 @@ class Finding:
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
             "related": [r.to_json(self.path) for r in self.related],
+            "severity": self.severity,
+            "failure": self.failure,
             **({"cell": self.cell} if self.cell is not None else {}),
         }
 
@@ -180,7 +187,12 @@ class Finding:
                 for r in data.get("related", [])
             ),
             cell=data.get("cell"),
+            failure=str(data.get("failure", "")),
+            severity=str(data.get("severity", "error")),
         )
+
+
+ERROR, NOTE = "error", "note"
 
 
 @dataclass(frozen=True)
@@ -202,7 +214,7 @@ class FileError:
         """As a finding's JSON (no fix, no evidence), so that every output format lists it."""
         return {"path": self.path, "line": self.line or 1, "column": self.column or 1, "end_line": self.line or 1,
                 "end_column": self.column or 1, "code": self.code, "name": self.name, "message": self.message,
-                "fix": None, "related": []}
+                "fix": None, "related": [], "severity": "error", "failure": ""}
 
 
 IO_ERROR, DECODE_ERROR, SYNTAX_ERROR, INTERNAL_ERROR = "E902", "E903", "E999", "E900"

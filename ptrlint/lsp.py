@@ -100,7 +100,7 @@ def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | Non
         types.Diagnostic(
             range=_range(lines, (f.line, f.column), (f.end_line, f.end_column), codec),
             message=f.message,
-            severity=types.DiagnosticSeverity.Error,  # as SARIF's level and GitHub's ::error say
+            severity=_severity(f),  # as SARIF's level and GitHub's ::error / ::notice say
             code=f.code,
             source=SOURCE,
             data={"index": i},
@@ -323,7 +323,7 @@ def lint_notebook(ls: PtrlintServer, notebook_uri: str) -> None:
         by_cell[cell_number].append(types.Diagnostic(
             range=_range(document.lines, (finding.line, finding.column), (finding.end_line, finding.end_column),
                          document.position_codec),
-            message=finding.message, severity=types.DiagnosticSeverity.Error, code=finding.code, source=SOURCE))
+            message=finding.message, severity=_severity(finding), code=finding.code, source=SOURCE))
     for number, diagnostics in by_cell.items():
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cells[number - 1].document,
                                                                             diagnostics=diagnostics))
@@ -350,6 +350,11 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
         return (p.line, p.character)
 
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def _severity(finding: Finding) -> "types.DiagnosticSeverity":
+    """A note (a doubt) is information; a failure ptrlint can name is an error."""
+    return types.DiagnosticSeverity.Information if finding.severity == "note" else types.DiagnosticSeverity.Error
 
 
 def main() -> int:

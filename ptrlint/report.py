@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .findings import FileError, Finding, Fix
+from .findings import NOTE, FileError, Finding, Fix
 from .rules import ALL_RULES, RULES_BY_CODE
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -21,8 +21,10 @@ def text(findings: list[Finding], errors: list[FileError], show_evidence: bool =
         marker = ""
         if f.fix is not None and (f.fix.safe or unsafe_fixes):
             marker = " [*]"
-        lines.append(f"{location(f.path, f.cell, f.line, f.column)}: {f.code} {f.message}{marker}")
+        lines.append(f"{location(f.path, f.cell, f.line, f.column)}: {f.code} {_note(f)}{f.message}{marker}")
         if show_evidence:
+            if f.failure:
+                lines.append(f"    failure: {f.failure}")
             for r in f.related:
                 lines.append(f"    {location(r.path or f.path, r.cell, r.line, r.column)}: {r.message}")
     for e in errors:
@@ -78,7 +80,7 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
     for f in findings:
         fixable = f.fix is not None and (f.fix.safe or unsafe_fixes)
         head = f"{paint(location(f.path, f.cell, f.line, f.column), 'bold')}: {paint(f.code, 'red')}"
-        out.append(f"{head} {paint('[*] ', 'cyan') if fixable else ''}{f.message}")
+        out.append(f"{head} {paint('[*] ', 'cyan') if fixable else ''}{_note(f)}{f.message}")
         lines = sources.get(f.path, f.cell)
         if 1 <= f.line <= len(lines):
             shown = range(max(1, f.line - 1), min(len(lines), f.line + 1) + 1)
@@ -103,6 +105,8 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
                 change = _describe_edits(other, lines)
                 out.append(f"{pad}{paint('= or:', 'cyan')} {other.title}{': ' + change if change else ''}")
         if show_evidence:
+            if f.failure:
+                out.append(f"{pad}{paint('= failure:', 'dim')} {f.failure}")
             for r in f.related:
                 where = location(r.path or f.path, r.cell, r.line, r.column)
                 out.append(f"{pad}{paint('= evidence:', 'dim')} {where}: {r.message}")
@@ -111,6 +115,11 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
         where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
         out.append(f"{paint(where, 'bold')}: {paint(e.code, 'red')} {e.message}")
     return "\n".join(out) + "\n" if out else ""
+
+
+def _note(finding: Finding) -> str:
+    """``[note] `` before the message of a note (a doubt, not a failure ptrlint can reach)."""
+    return "[note] " if finding.severity == NOTE else ""
 
 
 def _describe_edits(fix: Fix, lines: list[str]) -> str:
@@ -137,10 +146,13 @@ def location(path: str, cell: int | None, line: int, column: int) -> str:
 def summary(findings: list[Finding], errors: list[FileError], fixed: int, unsafe_fixes: bool) -> str:
     parts: list[str] = []
     total = len(findings)
+    notes = sum(1 for f in findings if f.severity == NOTE)
     if total or fixed:
         head = f"Found {total + fixed} finding{'s' if total + fixed != 1 else ''}"
         if fixed:
             head += f" ({fixed} fixed, {total} remaining)"
+        if notes:
+            head += f"; {notes} of them {'are notes' if notes != 1 else 'is a note'} (doubts, not failures)"
         parts.append(head + ".")
     elif not errors:
         parts.append("All checks passed!")
@@ -210,7 +222,8 @@ def github(findings: list[Finding], errors: list[FileError]) -> str:
             f"file={_escape_property(f.path)},line={f.line},col={f.column},"
             f"endLine={f.end_line},endColumn={f.end_column},title={_escape_property(f.code + ' ' + f.name)}"
         )
-        lines.append(f"::error {props}::{_escape_data(f.code + ' ' + f.message)}")
+        command = "notice" if f.severity == NOTE else "error"
+        lines.append(f"::{command} {props}::{_escape_data(f.code + ' ' + f.message)}")
     for e in errors:
         props = f"file={_escape_property(e.path)}" + (f",line={e.line},col={e.column}" if e.line else "")
         lines.append(f"::error {props},title={e.code} {e.name}::{_escape_data(e.code + ' ' + e.message)}")
@@ -244,8 +257,8 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
         result: dict[str, Any] = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
-            "level": "error",
-            "message": {"text": f.message},
+            "level": "note" if f.severity == NOTE else "error",
+            "message": {"text": f.message + (f" Failure: {f.failure}" if f.failure else "")},
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": {"uri": _uri(f.path)},

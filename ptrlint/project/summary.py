@@ -114,8 +114,8 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     wanted = (lambda name: True) if names is None else (lambda name: name.partition(".")[0] in names)  # noqa: E731
 
     def keep(value: Value | None) -> ValueSummary | None:
-        """Only what can change another module's findings: addresses, names, wrapped values."""
-        if value is None or value.origin < Origin.NAMED:
+        """Only what can change another module's findings: addresses, names, wrapped and foreign values."""
+        if value is None or value.origin < Origin.FOREIGN:
             return None
         return ValueSummary.of(value, path, source)
 

@@ -6,12 +6,13 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..analysis.consumers.harm import Harm
 from ..analysis.consumers.uses import FixKind, describe
-from ..analysis.semantic.records import Creation
+from ..analysis.semantic.records import Creation, MemberKey
 from ..analysis.values.lattice import Location, Origin, Value
 from ..discovery import display_path
 from ..fixes import append_keyword, replace_dtype, spell
-from ..findings import Intent
+from ..findings import NOTE, Intent
 from ..names import (
     IMPLICIT_DTYPE_CALLS,
     DtypeClass,
@@ -28,6 +29,13 @@ class DtypeInfo:
     cls: DtypeClass
     library: str | None
     qname: str  # "torch.int64", "builtins.int", or "str:int64"
+
+    @property
+    def float(self) -> bool:
+        """A floating dtype (rounds addresses) rather than a narrow integer one (cuts them)."""
+        tail = self.qname[4:] if self.qname.startswith("str:") else self.qname.rpartition(".")[2]
+        return any(word in tail for word in ("float", "half", "double", "single")) or \
+            tail.lstrip("<>=").startswith(("f", "d"))
 
     @property
     def int32(self) -> bool:
@@ -71,6 +79,23 @@ def pointer_creations(ctx: RuleContext) -> Iterator[tuple[Creation, Value]]:
         evidence = ctx.facts.pointer_holding(creation)
         if evidence is not None:
             yield creation, evidence
+
+
+def with_harm(diagnostic: Diagnostic, harm: Harm) -> Diagnostic:
+    """The finding names its failure and how sure ptrlint is of it (the harm model)."""
+    diagnostic.failure, diagnostic.severity = harm.failure, harm.severity
+    return diagnostic
+
+
+def object_group(ctx: RuleContext, creation: Creation, diagnostic: Diagnostic) -> Diagnostic:
+    """A note about a table kept in an attribute of a module class is grouped with the other notes about
+    that class's tables: a user reviews an object, not each of its fields (the engine merges a group
+    into one note once suppressed findings are left out)."""
+    key = ctx.facts.c.key_of(creation.target_node) if creation.target_node is not None else None
+    if diagnostic.severity == NOTE and isinstance(key, MemberKey) and isinstance(key.owner, int):
+        diagnostic.group = (key.owner, ctx.facts.c.class_nodes[key.owner].name, creation.target_name or "?",
+                            creation.call)
+    return diagnostic
 
 
 def evidence_fits_dtype(evidence: Value, info: DtypeInfo) -> bool:
@@ -167,6 +192,9 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
     elsewhere = ints.written_elsewhere(creation)
     if blocker is None and elsewhere:
         blocker = f"Python ints are stored into it {_where(elsewhere[0])}, beyond this fix's reach"
+    entry = ints.python_int_entry(creation)
+    if blocker is None and entry is not None and entry.via:
+        blocker = f"Python ints are stored into it inside `{entry.via}()`, beyond this fix's reach"
     if blocker is not None:
         return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
     library = creation.library

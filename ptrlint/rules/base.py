@@ -38,6 +38,11 @@ class Diagnostic:
     evidence: Evidence = ()
     # other fixes offered besides the main one, all unsafe: (title, intents)
     alternatives: tuple[tuple[str, Callable[[], list[Intent] | None]], ...] = ()
+    failure: str = ""  # the harm model: what fails, for which values, where
+    severity: str = "error"  # "note": a doubt, not a failure ptrlint can reach
+    # notes about the tables of one object: (group id, the object's class name, this table's name, its
+    # creation); the engine reports one note per group
+    group: tuple[object, str, str, ast.AST] | None = None
 
 
 @dataclass

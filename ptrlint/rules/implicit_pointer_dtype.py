@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ._creation import missing_dtype_diagnostic, pointer_creations
+from ._creation import implicit_dtype_applies, missing_dtype_diagnostic, object_group, pointer_creations, with_harm
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -93,6 +93,11 @@ applies arithmetic, ordering or reductions to it.
                     f"{ctx.creation_target(creation)} holds memory addresses but has no dtype, so it is inferred as "
                     "signed int64 and addresses >= 2**63 overflow; pass an unsigned 64-bit dtype (uint64)"
                 )
+            if not implicit_dtype_applies(ctx, creation, evidence):
+                continue
+            harm = ctx.consumers.harm.signed_table(creation)
+            if harm is None:
+                continue  # only bits enter it, and its values stay where ptrlint follows them
             diagnostic = missing_dtype_diagnostic(ctx, creation, evidence, message)
             if diagnostic is not None:
-                yield diagnostic
+                yield object_group(ctx, creation, with_harm(diagnostic, harm))

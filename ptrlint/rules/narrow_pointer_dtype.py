@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..analysis.consumers.harm import Harm
+from ..findings import ERROR
 from ..names import DtypeClass
-from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations
+from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations, with_harm
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -80,4 +82,7 @@ title names that use.
                 f"{ctx.creation_target(creation)} holds memory addresses but is created as `{dtype_text}`, which "
                 "truncates or rounds 64-bit addresses; use an unsigned 64-bit dtype (uint64)"
             )
-            yield dtype_diagnostic(ctx, creation, info, evidence, message)
+            width = "a floating dtype rounds it (exact only below 2**53 for float64, 2**24 for float32)" \
+                if info.float else "a dtype narrower than 64 bits cuts its high bits"
+            diagnostic = dtype_diagnostic(ctx, creation, info, evidence, message)
+            yield with_harm(diagnostic, Harm(f"an address stored in it loses information: {width}", ERROR))

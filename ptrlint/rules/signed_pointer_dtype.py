@@ -8,7 +8,9 @@ from ..analysis.values.substitutions import Substitution, substitutions
 from ..fixes import replace_dtype
 from ..findings import Intent
 from ..names import DtypeClass
-from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations
+from ._creation import (classify_dtype, dtype_diagnostic, evidence_fits_dtype, object_group, pointer_creations,
+                        with_harm)
+from ..analysis.semantic.records import Creation
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -140,6 +142,12 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for creation, diagnostic in self._tables(ctx):
+            yield object_group(ctx, creation, diagnostic)
+        for substitution in substitutions(ctx.facts):  # wrappers that hand signed tables to pointer requests
+            yield self._substitution(ctx, substitution)
+
+    def _tables(self, ctx: RuleContext) -> Iterator[tuple[Creation, Diagnostic]]:
         for creation, evidence in pointer_creations(ctx):
             info = classify_dtype(ctx, creation)
             if info is None or info.cls is not DtypeClass.SIGNED64 or not evidence_fits_dtype(evidence, info):
@@ -149,14 +157,12 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
                 f"{ctx.creation_target(creation)} holds memory addresses but is created as signed `{dtype_text}`: "
                 "addresses >= 2**63 overflow or turn negative; use an unsigned 64-bit dtype (uint64)"
             )
-            if not ctx.consumers.ints.python_int_enters(creation):
+            harm = ctx.consumers.harm.signed_table(creation)
+            if harm is None:
                 # only Python ints overflow: bits written by kernels, extensions or collectives fit int64
                 # exactly, unless the values come back out as Python ints or go where ptrlint cannot see
-                if ctx.consumers.ints.values_leave(ctx.consumers.of_creation(creation)) is None:
-                    continue
-            yield dtype_diagnostic(ctx, creation, info, evidence, message)
-        for substitution in substitutions(ctx.facts):  # wrappers that hand signed tables to pointer requests
-            yield self._substitution(ctx, substitution)
+                continue
+            yield creation, with_harm(dtype_diagnostic(ctx, creation, info, evidence, message), harm)
 
     @staticmethod
     def _substitution(ctx: RuleContext, found: Substitution) -> Diagnostic:

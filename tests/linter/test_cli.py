@@ -68,7 +68,9 @@ def test_json_output_fields(ptrlint, tree, monkeypatch):
     data = json.loads(result.out)
     assert result.code == 1 and len(data) == 1
     item = data[0]
-    assert set(item) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix", "related"}
+    assert set(item) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix", "related",
+                         "severity", "failure"}
+    assert item["severity"] == "error" and "enters it at creation" in item["failure"]
     assert item["path"] == "buggy.py" and item["line"] == 4 and item["code"] == "PTR001"
     assert item["fix"]["safe"] is True and item["fix"]["edits"][0]["text"] == "uint64"
     assert item["related"][0]["message"].startswith("pointer value")

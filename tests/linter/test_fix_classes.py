@@ -284,7 +284,9 @@ CASES: dict[str, Case] = {
                     assert intext.gather(torch.from_numpy(desc)) == [cache.data_ptr() + i * row for i in (3, 1)]
             """,
         },
-        fixes={("app/main.py", 8): "ptr007", ("app/main.py", 13): BITS},
+        # the arithmetic raises (PTR007); the int64 table it fills only receives the result's bits (numpy
+        # stores a uint64 array into an int64 one bit for bit) and the binding reads them: not a finding
+        fixes={("app/main.py", 8): "ptr007"},
         codes={("app/main.py", 8): "PTR007"},
     ),
     "deferred_import_through_a_reexport": Case(
@@ -325,10 +327,52 @@ CASES: dict[str, Case] = {
                     assert shrink(weights) == [w.data_ptr() for w in weights]
             """,
         },
-        # a function of the project writes into it: the table is a finding; the module a loader returns
-        # decides its fix. Its stores are a tensor's bits, so it ran at high addresses before as well.
-        fixes={("app/main.py", 8): BITS},
+        # a function of the project (reached through a deferred import of a re-export) writes into it, but
+        # only a tensor's bits: no Python int enters, and the binding reads the same int64 bits. The harm
+        # model finds no failure (it ran at high addresses before as well): no finding.
+        fixes={},
         broken_before=False,
+    ),
+    "deferred_import_stores_python_ints": Case(
+        files={
+            "app/ops/__init__.py": """
+                from .fill import fill_w_ptr
+
+                __all__ = ["fill_w_ptr"]
+            """,
+            "app/ops/fill.py": """
+                def fill_w_ptr(w_ptr, weights, slot):
+                    w_ptr.numpy()[slot] = weights.data_ptr()
+            """,
+            "app/ops/loader.py": """
+                def get_module():
+                    import intext
+                    return intext.load("bgmv")
+            """,
+            "app/main.py": """
+                import torch
+
+
+                def shrink(weights):
+                    from .ops import fill_w_ptr
+                    from .ops.loader import get_module
+
+                    w_ptr = torch.zeros(len(weights), dtype=torch.int64)
+                    for slot, w in enumerate(weights):
+                        fill_w_ptr(w_ptr, w, slot)
+                    return get_module().gather(w_ptr)
+
+
+                def scenario():
+                    weights = [torch.zeros(4) for _ in range(3)]
+                    assert shrink(weights) == [w.data_ptr() for w in weights]
+            """,
+        },
+        # the same, but the re-exported function stores Python ints through an int64 numpy view: a finding
+        # (found only by following the deferred import), and no safe fix: a `.view(torch.int64)` creation
+        # hands the store the same int64 view, and the store is in another module
+        fixes={("app/main.py", 8): UNSAFE},
+        fixed_under_simulation=False,
     ),
 }
 

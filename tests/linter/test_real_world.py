@@ -35,8 +35,12 @@ class GroupedMM:
 
 
 def test_writes_through_a_ctypes_pointer_view_reach_the_buffer_and_flow_through_copy():
-    # the buffer and its copy are signed (PTR001), and so is the view the addresses go through (PTR006)
-    assert codes(NVMATH) == ["7:PTR001", "8:PTR006", "9:PTR001"]
+    # ctypes stores the addresses' bits into the pinned buffer without a range check, and `copy_` moves
+    # the bits on: signed end to end, no failure (issue 54). The device table is written and, in this
+    # excerpt, never read: a note that its values leave for readers ptrlint cannot see.
+    found = analyse(NVMATH, "m.py", Config(), ALL)
+    assert [(f.line, f.code, f.severity) for f in found] == [(9, "PTR001", "note")]
+    assert "evidence" not in found[0].failure and "leave for code ptrlint cannot see" in found[0].failure
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Protocol
 
-from .uses import Path, Trail, Use
+from .uses import Entry, Path, Trail, Use
 
 if TYPE_CHECKING:
     from ..boundary import ProjectLookup
@@ -39,10 +39,18 @@ class HeldValues(Protocol):
                     visited: set[object]) -> list[Use]: ...
 
 
+class IntEntries(Protocol):
+    """Where Python ints enter a table (:class:`~.int_entry.PythonInts`)."""
+
+    def python_int_entry(self, creation: Creation) -> Entry | None: ...
+
+
 class ReturnReaders(Protocol):
     """The readers of a returned table (:class:`~.readers.Readers`)."""
 
     def returned(self, ret: ast.Return, trail: Trail, visited: set[object]) -> list[Use]: ...
+
+    def private_searched(self, locations: list[Key]) -> bool: ...
 
 
 class UseSearch(Protocol):
@@ -88,16 +96,24 @@ class UseSearch(Protocol):
     def readers(self) -> ReturnReaders: ...
 
     @property
+    def ints(self) -> IntEntries: ...
+
+    @property
     def calls_by_name(self) -> dict[str, list[ast.Call]]: ...
 
     @property
     def name_loads(self) -> dict[str, list[ast.expr]]: ...
+
+    @property
+    def loads(self) -> dict[Key, list[ast.expr]]: ...
 
     def build_index(self) -> dict[int, ast.AST]: ...
 
     def parent(self, node: ast.AST) -> ast.AST | None: ...
 
     def roots(self, creation: Creation) -> list[Key]: ...
+
+    def of_creation(self, creation: Creation) -> tuple[Use, ...]: ...
 
     def written(self, creation: Creation) -> list[Key]: ...
 

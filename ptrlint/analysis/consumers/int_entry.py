@@ -10,33 +10,93 @@ from typing import Iterable
 
 from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from .consumer_parts import ConsumersPart
-from ..values.lattice import Kind, Origin, Value
+from ..values.ctypes_slots import CtypesSlots
+from ..values.lattice import Kind, Location, Origin, Value
 from ..semantic.records import Creation, Key, MemberKey, NameKey
 from ..semantic.syntax import attr_name, is_slice_subscript
-from .uses import Use, UseKind
+from .uses import Entry
+
+
+MAX_PARAMETER_DEPTH = 4
 
 
 class PythonInts(ConsumersPart):
     """Only Python ints overflow a signed table: where they enter one, and where its values leave."""
 
     _parameters: dict[int, set[str]] | None = None
+    _slots: CtypesSlots | None = None
 
-    def python_int_enters(self, creation: Creation) -> bool:
-        """Whether a Python int (not a tensor's bits) is ever written into the creation's buffer."""
-        facts, c = self.facts, self.c
-        for part in (creation.data, creation.fill):
+    def python_int_entry(self, creation: Creation) -> Entry | None:
+        """The first place a Python int (not a tensor's bits) enters the creation's buffer, or None."""
+        facts = self.facts
+        for part, how in ((creation.data, "at creation"), (creation.fill, "as the fill value at creation")):
             if part is not None and self.may_hold_python_ints(part):
-                return True
+                return Entry(part, how, facts.value(part))
         for root in self.u.written(creation):
-            for member in facts.groups.get(root, [root]):
-                if c.adds.get(member):
-                    return True
-                for binding in c.stores.get(member, []):
-                    if binding.how != "seq" and self.python_values(binding.expr):
-                        return True
-                if facts.passes.get(member):
-                    return True  # a module function writes into it: whatever it writes
-        return bool(self.written_elsewhere(creation))
+            found = self._entry_into(root, 0, set())
+            if found is not None:
+                return found
+        elsewhere = self.written_elsewhere(creation)
+        if elsewhere:
+            value = elsewhere[0]
+            node = next((n for n, _ in value.evidence if isinstance(n, Location)), None)
+            return Entry(node or creation.call, "by a store in another module", value)
+        return None
+
+    def _entry_into(self, root: Key, depth: int, seen: set[Key]) -> Entry | None:
+        """A Python int written into an alias class: appended, stored as an element, or stored by a
+        module function the buffer is passed to (into its parameter, followed a few calls deep)."""
+        if root in seen:
+            return None
+        seen.add(root)
+        facts, c = self.facts, self.c
+        for member in facts.groups.get(root, [root]):
+            for binding in c.adds.get(member, []):
+                return Entry(binding.node, "appended", facts.value(binding.expr))
+            for binding in c.stores.get(member, []):
+                if binding.how != "seq" and self.python_values(binding.expr):
+                    node = binding.node
+                    target = node.targets[0] if isinstance(node, ast.Assign) and node.targets else None
+                    base = target.value if isinstance(target, ast.Subscript) else None
+                    if base is not None and self._ctypes_view(base):
+                        continue  # through a ctypes view: ctypes wraps silently, the table gets the bits (PTR006's)
+                    view = numpy_view_call(base) is not None or through_view_attribute(base)
+                    return Entry(node, "by an element store" + (" through a numpy view" if view else ""),
+                                 facts.value(binding.expr), numpy=view)
+            for function, param, call in facts.passes.get(member, []):
+                found = self._entry_through(function, param, call, depth, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _ctypes_view(self, base: ast.expr) -> bool:
+        """A ctypes pointer view or array (``ctypes.cast(t.data_ptr(), POINTER(c_int64))``): its element
+        stores convert a Python int the way ctypes does, without a range check."""
+        if self._slots is None:
+            self._slots = CtypesSlots(self.facts)
+        return self._slots.container_type(base) is not None
+
+    def _entry_through(self, function: object, param: str, call: ast.Call, depth: int, seen: set[Key]) -> Entry | None:
+        """A Python int that the function a buffer is passed to stores into that parameter."""
+        writes = getattr(function, "writes", None)
+        if writes is not None:  # another module's function: what its summary says it writes
+            value = writes.get(param)
+            if value is not None and value.is_pointer and value.python_int and not value.array:
+                name = getattr(function, 'qname', '?').rpartition('.')[2]
+                return Entry(call, f"by `{name}()`, which stores Python ints into its parameter `{param}`", value,
+                             via=name, numpy=None)  # a store another module makes: torch or numpy
+            return None
+        if depth >= MAX_PARAMETER_DEPTH:
+            return None
+        scope_id = self.c.function_scopes.get(id(function))
+        if scope_id is None:
+            return None
+        inner = self._entry_into(self.facts.root(NameKey(scope_id, param)), depth + 1, seen)
+        if inner is None:
+            return None
+        name = getattr(function, "name", "?")
+        return Entry(inner.node, f"{inner.how} in `{name}()`, called with it on line {call.lineno}", inner.value,
+                     via=inner.via or name, numpy=inner.numpy)
 
     def written_elsewhere(self, creation: Creation) -> list[Value]:
         """Python ints other modules of the project store into the attribute the table is kept in
@@ -167,10 +227,6 @@ class PythonInts(ConsumersPart):
         if value is None or not value.is_pointer:
             return False
         return value.python_int if value.kind is Kind.SCALAR else not value.array
-
-    def values_leave(self, uses: Iterable[Use]) -> Use | None:
-        """The first use that reads values back as Python values or lets them escape."""
-        return next((u for u in uses if u.kind in (UseKind.READBACK, UseKind.ESCAPE)), None)
 
     def element_stores(self, creation: Creation) -> tuple[list[ast.Call], str | None]:
         """The numpy views (``table.numpy()`` calls) through which Python ints are stored into a torch

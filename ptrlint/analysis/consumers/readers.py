@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .consumer_parts import ConsumersPart
-from ..semantic.records import FunctionNode, Key, MemberKey, ObjectAttributeKey
+from ..semantic.records import FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
 from ..semantic.syntax import attr_name
 from .uses import Path, Trail, Use, UseKind
 
@@ -110,8 +110,22 @@ class Readers(ConsumersPart):
         out.extend(self.u.carried(external, trail))
         if not calls and not external and not trail.in_field:
             out.append(Use(UseKind.ESCAPE, ret, f"returned by `{function.name}()`, which nothing in the project calls",
-                           trail.after))
+                           trail.after, private=self.private_function(function)))
         return out
+
+    def private_searched(self, locations: list[Key]) -> bool:
+        """Locations only the project reads (private names: ``self._tables``, ``_CACHE``), and the
+        project was searched for their readers: none read them, so nothing can."""
+        if self.view is None or not locations:
+            return False
+        return all(is_private(m.name if isinstance(m, NameKey) else m.attr) for m in locations)  # type: ignore[union-attr]
+
+    def private_function(self, function: FunctionNode) -> bool:
+        """A private function or method (``_build``) that nothing in the project calls, with the project
+        searched for its callers: no caller can read what it returns."""
+        if self.view is None or not function.name.startswith("_") or function.name.startswith("__"):
+            return False
+        return True
 
     def calls_of(self, function: FunctionNode) -> list[ast.Call]:
         """The calls of a module function or method in this module: those that resolve to it, and,
@@ -178,3 +192,7 @@ class Readers(ConsumersPart):
                 out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
         return out
 
+
+def is_private(name: str) -> bool:
+    """``_x`` and ``__x`` (not ``__x__``): by Python's convention, read only inside its package."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))

@@ -21,7 +21,7 @@ in an attribute ``attr`` (unless ``x`` is known to be an instance of another cla
 object may be passed anywhere. That reads more than the table's own readers, never fewer.
 
 It also answers the other half of the phase-3 rule, "only Python ints overflow": whether any
-Python int ever enters a signed table (:meth:`.int_entry.PythonInts.python_int_enters`), and whether its
+Python int ever enters a signed table (:meth:`.int_entry.PythonInts.python_int_entry`), and whether its
 values come back out as Python values or escape to readers ptrlint cannot see.
 
 The uses are found from the module's tree with one extra walk (parents and loads), made only
@@ -35,6 +35,7 @@ from collections import deque
 from dataclasses import replace
 
 from ..boundary import ProjectLookup
+from .harm import HarmModel
 from .held import HeldUses
 from .int_entry import PythonInts
 from .readers import Readers
@@ -74,10 +75,11 @@ class Consumers:
         self.callers: dict[int, list[ast.Call]] = {}
         self.memo: dict[tuple, tuple[Use, ...]] = {}
         self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
+        self.harm = HarmModel(self)
 
     def release(self) -> None:
         """Drop the parts, which point back at this object (see ``ModuleFacts.release``)."""
-        del self.kinds, self.ints, self.held, self.readers
+        del self.kinds, self.ints, self.held, self.readers, self.harm
 
     def build_index(self) -> dict[int, ast.AST]:
         if self.parents is not None:
@@ -184,8 +186,10 @@ class Consumers:
                 out.extend(self.readers.attribute_readers(member, trail, visited))
         if fresh and not self.read_here(out) and not trail.in_field:
             out.append(Use(UseKind.ESCAPE, self.anchor(roots) or anchor or self.module.body[0],
-                           "stored where nothing in the project reads its values", trail.after))
+                           "stored where nothing in the project reads its values", trail.after,
+                           private=self.readers.private_searched(shared)))
         return out
+
 
     @staticmethod
     def carried(found: list[Use] | None, trail: Trail) -> list[Use]:
@@ -198,7 +202,8 @@ class Consumers:
         compiled code that fills a table no Python int enters (81: the filler, then the reader)."""
         readers = [u for u in uses if not u.write and not u.metadata]
         opaque = [u for u in readers if u.opaque]
-        return len(readers) > 1 or (len(readers) == 1 and not opaque)
+        filled = any(u.write for u in uses)  # filled here: the one call into compiled code reads it
+        return len(readers) > 1 or (len(readers) == 1 and (not opaque or filled))
 
     def anchor(self, roots: list[Key]) -> ast.AST | None:
         """Where the values were stored: the first binding of the locations, in source order."""

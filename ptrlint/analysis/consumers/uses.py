@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Iterable
 
 from ...names import PASSTHROUGH_METHODS, UNSAFE_METHODS
-from ..values.lattice import Location
+from ..values.lattice import Location, Origin, Value
 
 
 MAX_DEPTH = 8
@@ -85,6 +85,7 @@ class Use:
     metadata: bool = False  # reads only the dtype, shape or device
     opaque: bool = False  # a call into code ptrlint cannot see (compiled, outside the project): it may read or fill the table
     copy: bool = False  # a derived copy (`.repeat()`, `torch.stack`): carries the dtype; a related location
+    private: bool = False  # an escape into a private name nothing in the (searched) project reads or calls
 
     @property
     def exposed(self) -> bool:
@@ -97,6 +98,25 @@ class Use:
         """ptrlint did not follow the table to its end here: an escape, or code it cannot see. Such a
         use may or may not need int64; the plain uint64 change is offered only as an unsafe fix."""
         return self.kind is UseKind.ESCAPE or (self.kind is UseKind.INT64 and self.opaque)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a Python int enters a table: the node, how (``at creation``, ``by an element store``, ...),
+    and the value that enters (None: values ptrlint cannot trace)."""
+
+    node: "ast.AST | Location"
+    how: str
+    value: Value | None
+    via: str = ""  # entered inside a function the table was passed to (its name): a store a fix here cannot reach
+    numpy: bool | None = False  # stored through a numpy view of a torch table (numpy raises); None: not known
+
+    @property
+    def encoding(self) -> str:
+        """``raw`` (an address from an address API, 0..2**64-1), or ``unknown`` (known by a name only,
+        or not traced: raw or already wrapped)."""
+        return "raw" if self.value is not None and self.value.origin is Origin.RAW else "unknown"
+
 
 
 class FixKind(Enum):

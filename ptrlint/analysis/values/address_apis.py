@@ -17,6 +17,16 @@ from ..semantic.model import SemanticModel
 from ..semantic.syntax import attr_name
 
 
+# Libraries whose functions ptrlint knows (or that hand out no addresses in another encoding): their results
+# are never a binding's foreign values.
+KNOWN_LIBRARIES = frozenset({
+    "builtins", "torch", "numpy", "math", "os", "sys", "re", "json", "time", "functools", "itertools", "operator",
+    "collections", "typing", "dataclasses", "logging", "pathlib", "struct", "ctypes", "copy", "random", "enum",
+    "abc", "contextlib", "threading", "subprocess", "socket", "ipaddress", "hashlib", "pickle", "io", "string",
+    "triton", "tempfile", "shutil", "warnings", "inspect", "weakref", "queue", "uuid", "datetime", "array",
+})
+
+
 class AddressAPIs:
     """The catalogue's calls (``cuMemAlloc``, ``nvshmem_ptr``, ...) and CuPy memory pointers."""
 
@@ -49,3 +59,21 @@ class AddressAPIs:
         if last in POINTER_OBJECTS:  # `driver.CUdeviceptr(p)`: a device pointer object, whatever it was made from
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: a `{last}`"),))
         return None
+
+    def foreign(self, func: ast.expr, qnames: set[str]) -> bool:
+        """A call into code outside the project that is not an address API: a method of an object of unknown
+        type or a function of a module the project does not hold (a binding). What it hands out is in its
+        own encoding; ptrlint cannot tell raw from wrapped. Python's, torch's and numpy's own functions
+        are known, not foreign."""
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return False
+        if qnames:
+            return not any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames) and \
+                all(self.c.view is None or not self.c.view.is_project_symbol(q) for q in qnames)
+        if isinstance(func, ast.Name):
+            return False  # a local callable, a parameter: unknown, not a binding
+        receiver = self.c.types.receiver_class(func.value)  # `self.runtime.get_mr_info()`
+        if isinstance(receiver, str):  # a class another module names: defined in the project, or a binding's
+            return self.c.view is None or not self.c.view.is_class(receiver)
+        return receiver is None
+

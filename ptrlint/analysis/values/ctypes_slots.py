@@ -40,6 +40,9 @@ class CtypesSlot:
     what: str  # "ctypes pointer view", "ctypes array", "field `src` of `CopyArgs`"
     value: Value  # the pointer value written (its evidence)
     scope: LiteScope | None
+    field: str | None = None  # a struct field: its name (read back as `x.field`)
+    owner: int | None = None  # a struct field: the id of its Structure class
+    container: ast.AST | None = None  # an array or pointer view: the expression written through
 
 
 class CtypesSlots:
@@ -104,7 +107,7 @@ class CtypesSlots:
             found = self.container_type(write.tensor)
             value = self._pointer(write.value)
             if found is not None and value is not None:
-                yield self._slot(found[0], found[1], value)
+                yield self._slot(found[0], found[1], value, container=write.tensor)
 
     def _array_initialisers(self) -> Iterator[CtypesSlot]:
         for call in self.c.calls:  # `(c_int64 * n)(*ptrs)`, `(c_int64 * 2)(a.data_ptr(), b.data_ptr())`
@@ -116,7 +119,7 @@ class CtypesSlots:
             for arg in call.args:
                 value = self._pointer(arg.value if isinstance(arg, ast.Starred) else arg, seq=isinstance(arg, ast.Starred))
                 if value is not None:
-                    yield self._slot(element, "ctypes array", value)
+                    yield self._slot(element, "ctypes array", value, container=call)
                     break
 
     def _struct_fields(self) -> Iterator[CtypesSlot]:
@@ -127,7 +130,7 @@ class CtypesSlots:
                     continue
                 value = self.f.class_value(self.f.root(MemberKey(class_id, field)), writes_only=False)
                 if value is not None and value.is_pointer and value.kind is Kind.SCALAR and value.evidence:
-                    yield self._slot(type_node, f"field `{field}` of `{name}`", value)
+                    yield self._slot(type_node, f"field `{field}` of `{name}`", value, field=field, owner=class_id)
 
     def struct_fields(self) -> dict[int, dict[str, ast.expr]]:
         """``_fields_`` of the module's ctypes Structure/Union classes: class id -> {field: type}."""
@@ -145,8 +148,10 @@ class CtypesSlots:
             return None
         return value
 
-    def _slot(self, type_node: ast.expr, what: str, value: Value) -> CtypesSlot:
-        return CtypesSlot(type_node, self.ctype_of(type_node) or "", what, value, self.c.scope_of(type_node))
+    def _slot(self, type_node: ast.expr, what: str, value: Value, field: str | None = None,
+              container: ast.AST | None = None, owner: int | None = None) -> CtypesSlot:
+        return CtypesSlot(type_node, self.ctype_of(type_node) or "", what, value, self.c.scope_of(type_node), field,
+                          owner, container)
 
     def _qnames(self, node: ast.AST) -> set[str]:
         return self.c.qualified_names(node) if isinstance(node, (ast.Name, ast.Attribute)) else set()

@@ -141,8 +141,9 @@ class Flow:
                     values.append(self.e.value(ret))
                     returned.append(ret)
                 best = strongest(values)
-                if best is None and returned:  # nothing known of the values: what the names say
-                    best = named_result(self.names, function, returned, index, self.int_alias)
+                if (best is None or best.origin is Origin.FOREIGN) and returned:
+                    # nothing known of the values (or only that a binding made them): what the names say
+                    best = named_result(self.names, function, returned, index, self.int_alias) or best
                 return best
             finally:
                 if bound:
@@ -288,7 +289,8 @@ class Flow:
             if position is not None:  # `err, ptr = cudart.cudaMalloc(n)`: item 1 is the address, item 0 the status
                 whole = self.e.value(binding.expr)
                 return whole.as_kind(Kind.SCALAR) if whole is not None and binding.index == position else None
-            return None
+            whole = self.e.value(binding.expr)  # `raddr, rkey = runtime.get_mr_info()`: a binding's results
+            return whole if whole is not None and whole.origin is Origin.FOREIGN else None
         if binding.how == "index":
             return INDEX_SCALAR
         if binding.how == "expr" and isinstance(binding.expr, ast.Call) and id(binding.expr) in c.creation_by_id:
@@ -308,10 +310,14 @@ class Flow:
         writes = [v for v, is_write in contributions if is_write]
         if writes and all(v is not None and v.origin is Origin.INDEX for v in writes):
             return next(v for v in writes if v is not None)  # contrary value evidence overrules names
+        if writes and all(v is not None and v.origin in (Origin.INDEX, Origin.FOREIGN) for v in writes):
+            # only what bindings handed out (and indices) enters it: values in their producer's own
+            # encoding (a binding returning int64_t hands out wrapped addresses), whatever the names say
+            return next(v for v in writes if v is not None and v.origin is Origin.FOREIGN)
         if best.origin is Origin.NAMED:
             return best
-        if all(v is not None and v.origin is Origin.INDEX for v, _ in contributions):
-            return best
+        if all(v is not None and v.origin in (Origin.INDEX, best.origin) for v, _ in contributions):
+            return best  # only indices, or only what bindings handed out (and indices)
         return None
 
     def param_received(self, function: FunctionNode, param: str) -> Value | None:

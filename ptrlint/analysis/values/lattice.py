@@ -1,8 +1,8 @@
 """The value lattice: what an expression holds, as far as addresses go, and how values join.
 
 A :class:`Value` is a pointer value or a pointer-holding sequence (:class:`Kind`), with the
-strength of its evidence (:class:`Origin`: an index < a name < a signed reinterpretation < a raw
-address) and the locations that show it. Values only grow along the order, so the fixpoint in
+strength of its evidence (:class:`Origin`: an index < a value code outside the project handed out <
+a name < a signed reinterpretation < a raw address) and the locations that show it. Values only grow along the order, so the fixpoint in
 :class:`~.facts.ModuleFacts` terminates; :func:`strongest` is the join.
 """
 
@@ -33,9 +33,10 @@ class Kind(Enum):
 
 class Origin(IntEnum):
     INDEX = 0
-    NAMED = 1
-    WRAPPED = 2
-    RAW = 3
+    FOREIGN = 1  # what code outside the project hands out (a binding's result): in that code's own encoding
+    NAMED = 2
+    WRAPPED = 3
+    RAW = 4
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class Value:
 PROVISIONAL = object()  # marks a memoised answer read before its cycle was settled
 INDEX_SCALAR = Value(Kind.SCALAR, Origin.INDEX)
 INDEX_SEQ = Value(Kind.SEQ, Origin.INDEX)
+INDEX_ARRAY = Value(Kind.SEQ, Origin.INDEX, python_int=False, array=True)  # `torch.arange(n)`, `np.arange(n)`
+FOREIGN_SCALAR = Value(Kind.SCALAR, Origin.FOREIGN)
 
 
 def strongest(values: Iterable[Value | None]) -> Value | None:

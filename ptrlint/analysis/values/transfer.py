@@ -5,22 +5,22 @@ Names and attributes read the value of their storage, which is :mod:`.flow`'s.""
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 
 from ...addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
-from ...names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES, NamePatterns
+from ...names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
 from .address_apis import AddressAPIs
+from .arithmetic import Arithmetic
 from .fixpoint import Evaluator
 from .flow import Flow
-from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
+from .lattice import FOREIGN_SCALAR, INDEX_ARRAY, INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
 from ..semantic.model import SemanticModel
 from ..semantic.syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 
-TWO_64 = 1 << 64
 KNOWN_ADDRESS_ATTRIBUTES = {name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()}
 _SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "nbytes", "itemsize", "ndim", "size", "strides"})
+_NOT_A_METHOD = object()  # what method_value says of a method whose name decides nothing
 _INDEX_FUNCTIONS = frozenset({
     "torch.arange", "numpy.arange", "torch.meshgrid", "numpy.meshgrid", "numpy.indices", "numpy.ogrid", "numpy.mgrid",
     "torch.bincount", "numpy.bincount", "builtins.range", "builtins.len",
@@ -34,6 +34,7 @@ class Transfer:
         self.c, self.e, self.flow = model, evaluator, flow
         self.view, self.options, self.names = model.view, model.options, model.options.names
         self.apis = AddressAPIs(model)
+        self.arithmetic = Arithmetic(model, evaluator, flow)
 
     def compute(self, expr: ast.AST) -> Value | None:
         c = self.c
@@ -48,7 +49,7 @@ class Transfer:
         if isinstance(expr, ast.Subscript):
             return self.subscript_value(expr)
         if isinstance(expr, ast.BinOp):
-            return self.binop_value(expr)
+            return self.arithmetic.binop_value(expr)
         if isinstance(expr, ast.UnaryOp):
             inner = self.e.value(expr.operand)
             return inner if inner is not None and inner.origin is Origin.INDEX else None
@@ -168,110 +169,48 @@ class Transfer:
             return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, unpack, "reinterpreted as signed here"))
         return None
 
-    def binop_value(self, expr: ast.BinOp) -> Value | None:
-        left, right = self.e.value(expr.left), self.e.value(expr.right)
-        op = expr.op
-        seq = Kind.SEQ if Kind.SEQ in (getattr(left, "kind", None), getattr(right, "kind", None)) else Kind.SCALAR
-        if isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow, ast.LShift, ast.RShift)):
-            return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # products and quotients are never addresses
-        raw_left = left is not None and left.is_pointer
-        raw_right = right is not None and right.is_pointer
-        index_left = left is not None and left.origin is Origin.INDEX
-        index_right = right is not None and right.origin is Origin.INDEX
-        if isinstance(op, ast.Add):
-            if raw_left and raw_right:
-                if left.kind is right.kind is Kind.SEQ:  # type: ignore[union-attr]
-                    return left  # list concatenation
-                return None
-            if raw_left and not raw_right:
-                return left.as_kind(seq)  # type: ignore[union-attr]  # pointer + integer is a pointer
-            if raw_right and not raw_left:
-                return right.as_kind(seq)  # type: ignore[union-attr]
-            if index_left and index_right:
-                return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR
+    def method_value(self, call: ast.Call, func: ast.Attribute, args: list[ast.expr]) -> object:
+        """The value of a method call the method's name decides (``data_ptr()``, ``tolist()``, ``item()``,
+        ``view(torch.int64)``, a dict's ``values()``), or ``_NOT_A_METHOD`` when the name decides nothing."""
+        c = self.c
+        method = func.attr
+        if method == "data_ptr" and not call.args and not call.keywords:
+            return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
+        if method in POINTER_METHODS and not call.args and not call.keywords:
+            return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{method}()`"),))
+        if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
+            inner = self.e.value(func.value)
+            if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
+                return Value(Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here"))
             return None
-        if isinstance(op, ast.Sub):
-            if raw_left and raw_right:
-                return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # pointer - pointer: an offset
-            if raw_left:
-                if self.int_constant(expr.right) == TWO_64:
-                    return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(left.evidence, expr, "reinterpreted as signed here"))  # type: ignore[union-attr]
-                if right is None and _looks_like_base(expr.right, self.names):
-                    return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # `ptr - base`: an offset
-                return left.as_kind(seq)  # type: ignore[union-attr]
-            if index_left and index_right:
-                return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR
+        if method in PASSTHROUGH_METHODS:
+            inner = self.e.value(func.value)
+            if inner is not None and inner.kind is Kind.SEQ:
+                return replace(inner, array=False) if method == "tolist" else inner  # a list of Python ints
             return None
-        if isinstance(op, (ast.BitAnd, ast.BitOr)):
-            if raw_left and not raw_right:
-                return left.as_kind(seq)  # type: ignore[union-attr]  # alignment masks keep an address
-            if index_left and index_right:
-                return INDEX_SCALAR
-        return None
-
-    def int_constant(self, expr: ast.AST, depth: int = 0) -> int | None:
-        """The value of an integer constant expression (``1 << 64``, ``2**64``, a module constant)."""
-        if depth > 8:
-            return None
-        if isinstance(expr, ast.Constant) and type(expr.value) is int:
-            return expr.value
-        if isinstance(expr, ast.Name):
-            bound = self.c.module_constants.get(expr.id)
-            scope = self.c.scope_of(expr).resolve(expr.id)
-            return self.int_constant(bound, depth + 1) if bound is not None and scope is self.c.module_scope else None
-        if isinstance(expr, ast.BinOp):
-            a, b = self.int_constant(expr.left, depth + 1), self.int_constant(expr.right, depth + 1)
-            if a is None or b is None:
-                return None
-            try:
-                if isinstance(expr.op, ast.LShift) and 0 <= b <= 256:
-                    return a << b
-                if isinstance(expr.op, ast.Pow) and 0 <= b <= 256:
-                    return a**b
-                if isinstance(expr.op, ast.Add):
-                    return a + b
-                if isinstance(expr.op, ast.Sub):
-                    return a - b
-                if isinstance(expr.op, ast.Mult):
-                    return a * b
-            except (OverflowError, ValueError):
-                return None
-        return None
+        if method == "item":
+            inner = self.e.value(func.value)
+            return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
+        if method in ("values", "items", "keys") and not call.args:  # a dict's entries (or keys), joined
+            joined = self.flow.dict_part(func.value, keys=method == "keys")
+            if joined is not None:
+                return joined.as_kind(Kind.SEQ)
+        if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
+            base = c.key_of(func.value)
+            if base is not None:  # `d.get("ptrs")`: that entry
+                return self.flow.key_value(c.attribute_key(base, f"[{string_value(args[0])}]"))
+        if method in _SIZE_METHODS:
+            return INDEX_SCALAR
+        return _NOT_A_METHOD
 
     def call_value(self, call: ast.Call) -> Value | None:
         c = self.c
         func = call.func
         args = positional(call)
         if isinstance(func, ast.Attribute):
-            method = func.attr
-            if method == "data_ptr" and not call.args and not call.keywords:
-                return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
-            if method in POINTER_METHODS and not call.args and not call.keywords:
-                return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{method}()`"),))
-            if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
-                inner = self.e.value(func.value)
-                if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
-                    return Value(Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here"))
-                return None
-            if method in PASSTHROUGH_METHODS:
-                inner = self.e.value(func.value)
-                if inner is not None and inner.kind is Kind.SEQ:
-                    return replace(inner, array=False) if method == "tolist" else inner  # a list of Python ints
-                return None
-            if method == "item":
-                inner = self.e.value(func.value)
-                return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
-            if method in ("values", "items", "keys") and not call.args:  # a dict's entries (or keys), joined
-                joined = self.flow.dict_part(func.value, keys=method == "keys")
-                if joined is not None:
-                    return joined.as_kind(Kind.SEQ)
-            if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
-                base = c.key_of(func.value)
-                if base is not None:  # `d.get("ptrs")`: that entry
-                    return self.flow.key_value(c.attribute_key(base, f"[{string_value(args[0])}]"))
-
-            if method in _SIZE_METHODS:
-                return INDEX_SCALAR
+            method = self.method_value(call, func, args)
+            if method is not _NOT_A_METHOD:
+                return method  # type: ignore[return-value]
         qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
         last = attr_name(func)
         if "ctypes.addressof" in qnames:
@@ -299,7 +238,9 @@ class Transfer:
             inner = self.e.value(args[0])
             return inner.as_kind(Kind.SEQ) if inner is not None else None
         if qnames & _INDEX_FUNCTIONS:
-            return INDEX_SCALAR if "builtins.len" in qnames else INDEX_SEQ
+            if "builtins.len" in qnames:
+                return INDEX_SCALAR
+            return INDEX_SEQ if "builtins.range" in qnames else INDEX_ARRAY
         creation = c.creation_by_id.get(id(call))
         if creation is not None:
             return self.flow.holding(creation)
@@ -317,6 +258,8 @@ class Transfer:
             kind = Kind.SEQ if self.names.is_table_name(last) else Kind.SCALAR
             return Value(kind, Origin.NAMED, ((call, f"`{last}()` is named like an address getter"),),
                          table_name=self.names.is_table_name(last))
+        if target is None and self.apis.foreign(func, qnames):
+            return FOREIGN_SCALAR
         return None
 
 
@@ -326,12 +269,3 @@ def _together(values: list[Value | None]) -> Value | None:
         values = [v for v in values if v is not None and v.is_pointer and v.kind is Kind.SEQ]
     best = strongest(values)
     return best.as_kind(Kind.SEQ) if best is not None else None
-
-
-_BASE_WORDS = re.compile(r"(?:^|_)(?:base|start|begin|origin|lo|low|first)(?:_|$)", re.IGNORECASE)
-
-
-def _looks_like_base(node: ast.AST, names: NamePatterns) -> bool:
-    """An untraced operand named like a base address (``base``, ``pool_start``, ``base_ptr``)."""
-    name = attr_name(node)
-    return name is not None and (bool(_BASE_WORDS.search(name)) or names.is_pointer_name(name))
