@@ -284,7 +284,7 @@ def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: igno
         return EXIT_ERROR
     result = planner.lint_text(text, name, settings)
     texts[name] = text
-    if args.fix and result.error is None:
+    if args.fix and not args.diff and result.error is None:  # --diff previews: a diff, not the fixed text
         sys.stdout.write(result.new_text if result.new_text is not None else text)
         sys.stdout.flush()
         return [result], sys.stderr
@@ -383,7 +383,7 @@ def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-un
     return Settings(
         config=config,
         enabled=enabled,
-        fix=args.fix,
+        fix=args.fix and not args.diff,  # --diff is a preview: it writes nothing, whatever else is given (as ruff)
         unsafe_fixes=args.unsafe_fixes,
         diff=args.diff and not args.add_noqa,  # with --add-noqa, --diff shows the comments instead
         cache_dir=cache_dir,

@@ -76,7 +76,7 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
     if result.error is None and result.new_text is not None:
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)
-        if settings.fix:
+        elif settings.fix:  # a preview (--diff) never writes
             result.error = _write_fixed(path, real, result.new_text.encode(encoding), data)
     if settings.cache_dir and result.error is None and result.new_text is None and link is None:
         Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
@@ -117,7 +117,7 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
         result.new_text = new_raw
         if settings.diff:
             result.diff = notebook.diff(path, new_raw)
-        if settings.fix:
+        elif settings.fix:  # a preview (--diff) never writes
             result.error = _write_fixed(path, real, new_raw.encode("utf-8"), data)
     elif key:
         Cache(settings.cache_dir).put(key, result.findings)  # type: ignore[arg-type]
