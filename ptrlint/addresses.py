@@ -85,6 +85,20 @@ PREFILTER_TOKENS = ("shmem", "malloc", "memalloc", "hostalloc", "ipcopenmemhandl
                     "bindaddr", "device_ctypes_pointer", "caching_allocator_alloc")
 
 
+# Calls that allocate or map memory and return its address, by their last name wherever they resolve
+# (a binding's `alloc_uncached(n)`, `open_mem_handle(h)`, `pool.malloc(n)`): named, not catalogued one by
+# one, so their values are addresses by name (NAMED), of unknown encoding. Not `alloc`/`allocate` alone:
+# KV-cache block allocators hand out block ids under those names.
+_ALLOCATION_NAME = re.compile(
+    r"(?:\w+_)?(?:malloc|mem_?alloc|alloc_(?:uncached|pinned|host|device|managed|memory)|(?:ipc_)?open_mem_handle|"
+    r"import_mem(?:ory)?|map_memory|mem_?map)(?:_\w+)?", re.IGNORECASE)
+
+
+def is_allocation_name(name: str | None) -> bool:
+    """``alloc_uncached``, ``open_mem_handle``, ``cuda_malloc_host``: a call that returns new memory's address."""
+    return name is not None and _ALLOCATION_NAME.fullmatch(name) is not None
+
+
 def tuple_address_position(last_name: str | None) -> int | None:
     """Item of the result tuple that holds the address (``err, ptr = cudart.cudaMalloc(n)``)."""
     return TUPLE_ADDRESS_FUNCTIONS.get(last_name or "")

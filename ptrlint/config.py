@@ -71,6 +71,7 @@ class Config:
     int64_consumers: tuple[str, ...] = ()
     uint64_consumers: tuple[str, ...] = ()
     torch_version: str = DEFAULT_TORCH_VERSION
+    platforms: tuple[str, ...] = ("any",)  # where the code runs: per-platform dtypes are judged for these
     respect_gitignore: bool = True
     force_exclude: bool = False
     root: str = "."
@@ -140,6 +141,17 @@ def _version(key: str, value: Any) -> str:
     return value
 
 
+PLATFORMS = ("any", "cuda", "rocm", "xpu", "npu", "cpu", "mps", "tpu")
+
+
+def _platforms(key: str, value: Any) -> tuple[str, ...]:
+    names = tuple(v.lower() for v in _str_list(key, value))
+    unknown = [n for n in names if n not in PLATFORMS]
+    if not names or unknown:
+        raise ConfigError(f"{key}: expected a non-empty list of {', '.join(PLATFORMS)}, got {value!r}")
+    return names
+
+
 _KEYS: dict[str, tuple[str, Any]] = {
     "select": ("select", _str_list),
     "extend-select": ("extend_select", _str_list),
@@ -154,6 +166,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "int64-consumers": ("int64_consumers", _qualified_patterns),
     "uint64-consumers": ("uint64_consumers", _qualified_patterns),
     "torch-version": ("torch_version", _version),
+    "platforms": ("platforms", _platforms),
     "respect-gitignore": ("respect_gitignore", _bool),
     "force-exclude": ("force_exclude", _bool),
 }

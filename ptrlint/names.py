@@ -228,7 +228,12 @@ class NamePatterns:
         ``device_buffer_ptr``), unless the name says it takes one (``tensor_from_pointer``), tests
         one (``is_valid_ptr``) or acts on one (``free_ptr``)."""
         words = [w for w in name.lower().split("_") if w]
-        if not words or (words[-1] not in POINTER_WORDS and words[-1] not in PLURAL_POINTER_WORDS):
+        if not words:
+            return False
+        ends = words[-1] in POINTER_WORDS or words[-1] in PLURAL_POINTER_WORDS
+        # `get_buffer_ptrs_host()`, `get_kv_ptrs_for_layer()`: a getter of a table, named anywhere in the name
+        table_getter = words[0] == "get" and any(w in PLURAL_POINTER_WORDS for w in words[1:])
+        if not ends and not table_getter:
             return False
         return not NOT_GETTER_WORDS.intersection(words) and name != "data_ptr" and self.is_pointer_name(name)
 
@@ -253,6 +258,7 @@ SITE_WORDS = (
     *sorted(NEW_METHODS),  # creations that copy a tensor's dtype
     "int64", "intp", "longlong", "int_", "int32", "ctypes", "Tensor",
     "numpy",  # PTR007: arithmetic with numpy integer arrays
+    "array", "pack", "Shape", "ops", "custom_op",  # PTR008: signed sinks
 )
 
 

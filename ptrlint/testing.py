@@ -16,7 +16,7 @@ OLD_DTYPE_TOKENS = {
     "c_uint", "c_uint32", "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float",
 }
 NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to",
-              "view", "tensor", "astype"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p,
+              "view", "tensor", "astype", "&", "0xFFFF_FFFF_FFFF_FFFF", "0", "xFFFF_FFFF_FFFF_FFFF"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p,
 # dtype=...)`; PTR007: `np.uint64(p) + ids.astype(np.uint64)`
 SIGNED_VIEW_TOKENS = {q.rpartition(".")[2] for q in SIGNED64_DTYPES} | {"int"}  # what a bit-preserving view hands on
 LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
@@ -66,13 +66,23 @@ def _token_changes(old_group: list[str], new_group: list[str], alias_names: set[
         if tag == "equal":
             continue
         for s in old_tokens[k1:k2]:
-            if s not in OLD_DTYPE_TOKENS and s not in dtype_aliases and s not in ("(", ")") and not _dtype_string(s):
+            if s not in OLD_DTYPE_TOKENS and s not in dtype_aliases and s not in ("(", ")") and not _dtype_string(s) \
+                    and not _type_codes(s):
                 return f"removed {s!r}"
         for s in new_tokens[m1:m2]:
-            if s in NEW_TOKENS or s in SIGNED_VIEW_TOKENS or s.strip("'\"") in ("uint64", "int64") or s in alias_names:
+            if s in NEW_TOKENS or s in SIGNED_VIEW_TOKENS or s.strip("'\"") in ("uint64", "int64") or s in alias_names \
+                    or _type_codes(s):
                 continue
             return f"inserted {s!r}"
     return None
+
+
+_TYPE_CODES = re.compile(r"""[rRbB]?(['"])[@=<>!]?[0-9xcbB?hHiIlLqQnNefdspP ]+\1""")
+
+
+def _type_codes(s: str) -> bool:
+    """A quoted ``array``/``struct`` type-code string (PTR008 turns ``q`` into ``Q``)."""
+    return _TYPE_CODES.fullmatch(s) is not None
 
 
 def _dtype_string(s: str) -> bool:

@@ -35,6 +35,9 @@ _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
     "wrap_call": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer, cst.IfExp,
                   cst.UnaryOperation),
     "append_astype": (cst.Call, cst.Name, cst.Attribute, cst.Subscript),
+    "replace_expression": (cst.IfExp, cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString),
+    "mask_uint64": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer, cst.IfExp,
+                    cst.UnaryOperation),
 }
 
 
@@ -248,6 +251,25 @@ def _apply(intent: Intent, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
         inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
         call = cst.Call(func=cst.parse_expression(intent.value), args=[cst.Arg(inner)])
         return call.with_changes(lpar=node.lpar, rpar=node.rpar)
+    if action == "replace_expression":  # any expression -> the text in value (`cond_dtype` -> `torch.uint64`)
+        assert isinstance(node, cst.BaseExpression)
+        return cst.parse_expression(intent.value).with_changes(lpar=node.lpar, rpar=node.rpar)
+    if action == "mask_uint64":  # `w` -> `w & 0xFFFF_FFFF_FFFF_FFFF` (value: the mask): the raw address again;
+        # value "mask;torch": a torch element store, `torch.tensor(w & mask, dtype=torch.uint64)` (any release)
+        assert isinstance(node, cst.BaseExpression)
+        mask, _, alias = intent.value.partition(";")
+        atomic = isinstance(node, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.Integer)) or bool(node.lpar)
+        left = node if atomic else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        masked = cst.BinaryOperation(left=left, operator=cst.BitAnd(), right=cst.Integer(mask))
+        if not alias:
+            return masked
+        return cst.Call(
+            func=cst.Attribute(value=cst.parse_expression(alias), attr=cst.Name("tensor")),
+            args=[cst.Arg(masked, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                  cst.Arg(cst.parse_expression(f"{alias}.uint64"), keyword=cst.Name("dtype"),
+                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                whitespace_after=cst.SimpleWhitespace("")))],
+        )
     if action == "append_astype":  # `ids` -> `ids.astype(np.uint64)` (value: the dtype)
         assert isinstance(node, cst.BaseExpression)
         return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("astype")),

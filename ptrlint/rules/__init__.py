@@ -10,6 +10,8 @@ from .pointer_setitem import PointerSetitem
 from .signed_pointer_arithmetic import SignedPointerArithmetic
 from .signed_pointer_cast import SignedPointerCast
 from .signed_pointer_dtype import SignedPointerDtype
+from .signed_pointer_sink import SignedPointerSink
+from .wrapped_pointer_unsigned import WrappedPointerUnsigned
 
 ALL_RULES: tuple[type[Rule], ...] = (
     SignedPointerDtype,
@@ -19,6 +21,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     PointerSetitem,
     CtypesSignedPointer,
     SignedPointerArithmetic,
+    SignedPointerSink,
+    WrappedPointerUnsigned,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 

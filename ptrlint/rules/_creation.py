@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 
 from ..analysis.consumers.harm import Harm
 from ..analysis.consumers.uses import FixKind, describe
-from ..analysis.semantic.records import Creation, MemberKey
+from ..analysis.semantic.records import Creation, CreationKey, MemberKey
 from ..analysis.values.lattice import Location, Origin, Value
 from ..discovery import display_path
 from ..fixes import append_keyword, replace_dtype, spell
@@ -45,7 +45,12 @@ class DtypeInfo:
 
 def classify_dtype(ctx: RuleContext, creation: Creation) -> DtypeInfo | None:
     """The literal dtype of a creation call; None when absent or not a literal (``dtype=dtype``)."""
-    dtype = creation.dtype
+    return classify_expression(ctx, creation.dtype, creation.library)
+
+
+def classify_expression(ctx: RuleContext, dtype: ast.expr | None, creation_library: str | None) -> DtypeInfo | None:
+    """A literal dtype expression (``torch.int64``, ``"int64"``, ``int``) as a creation of ``creation_library``
+    takes it; None when it is not one."""
     if dtype is None:
         return None
     if isinstance(dtype, ast.Constant):
@@ -53,18 +58,18 @@ def classify_dtype(ctx: RuleContext, creation: Creation) -> DtypeInfo | None:
         if not isinstance(text, str):
             return None
         cls = classify_string_dtype(text)
-        return DtypeInfo(cls, creation.library or "numpy", f"str:{text}") if cls else None
+        return DtypeInfo(cls, creation_library or "numpy", f"str:{text}") if cls else None
     if isinstance(dtype, (ast.Name, ast.Attribute)):
         for qname in sorted(ctx.facts.c.qualified_names(dtype)):
             if qname.startswith("builtins."):
                 cls = classify_builtin_dtype(qname.rpartition(".")[2])
-                if cls is not None and creation.library is not None:
-                    return DtypeInfo(cls, creation.library, qname)
+                if cls is not None and creation_library is not None:
+                    return DtypeInfo(cls, creation_library, qname)
                 continue
             classified = classify_qualified_dtype(qname)
             if classified is not None:
                 cls, library = classified
-                if creation.library is not None and creation.library != library:
+                if creation_library is not None and creation_library != library:
                     continue  # a numpy dtype in a torch call (or the reverse) is not ours to judge
                 return DtypeInfo(cls, library, qname)
     return None
@@ -79,6 +84,26 @@ def pointer_creations(ctx: RuleContext) -> Iterator[tuple[Creation, Value]]:
         evidence = ctx.facts.pointer_holding(creation)
         if evidence is not None:
             yield creation, evidence
+
+
+def table_dtypes(ctx: RuleContext, expr: ast.AST) -> list[DtypeInfo | None]:
+    """The dtypes of the creations a table expression refers to (through its aliases, slices and numpy
+    views); a ``.view(dtype)`` on the way decides instead. Empty when no creation is known."""
+    node = expr
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "astype") \
+                and node.args:
+            qname = ctx.facts.c.types.dtype_qname(node.args[0])
+            classified = classify_qualified_dtype(qname) if qname else None
+            return [DtypeInfo(classified[0], classified[1], qname)] if classified and qname else [None]
+        node = node.func if isinstance(node, ast.Call) else node.value
+    facts = ctx.facts
+    key = facts.c.alias_key(expr)  # type: ignore[arg-type]
+    if key is None:
+        return []
+    root = facts.root(key)
+    keys = [*facts.stored.get(root, []), *([key] if isinstance(key, CreationKey) else [])]
+    return [classify_dtype(ctx, facts.c.creation_by_id[k.call]) for k in keys if k.call in facts.c.creation_by_id]
 
 
 def with_harm(diagnostic: Diagnostic, harm: Harm) -> Diagnostic:

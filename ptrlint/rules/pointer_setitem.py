@@ -7,11 +7,11 @@ from typing import Iterator
 import ast
 
 from ..analysis.semantic.records import ScalarWrite
-from ..analysis.values.lattice import Kind
+from ..analysis.values.lattice import Kind, Origin
 from ..fixes import module_alias
 from ..findings import Intent
 from ..names import DtypeClass
-from ._creation import classify_dtype
+from ._creation import classify_dtype, table_dtypes
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 # torch unpacked Python ints through int64 in tensor setitem (pytorch issue 191458). Measured:
@@ -65,8 +65,10 @@ known to be addresses only by their names or wrapped into int64 range. It needs 
 as a module (`import torch` or `import torch as th`).
 
 ## Options
-- `torch-version`: the oldest torch the code supports; the rule is skipped when it is
-  2.14.1 or newer (every supported release then stores Python ints without the int64 detour).
+- `torch-version`: the oldest torch the code supports; stores into uint64 tensors are not reported
+  when it is 2.14.1 or newer (every supported release then stores a raw Python int without the int64
+  detour). Stores into int64 tensors fail on every release and are always reported. The reverse
+  direction, a *wrapped* (negative) value into a uint64 tensor, fails from torch 2.14 on: PTR009.
 - `buffer-factories` (see PTR001).
 """
     VALID = (
@@ -92,17 +94,23 @@ as a module (`import torch` or `import torch as th`).
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        if SETITEM_FIXED_IN is not None and ctx.config.torch_version_tuple >= SETITEM_FIXED_IN:
-            return
+        fixed_everywhere = SETITEM_FIXED_IN is not None and ctx.config.torch_version_tuple >= SETITEM_FIXED_IN
         for write in ctx.facts.c.scalar_writes:
             if write.in_raises:
                 continue
-            value = ctx.facts.kind(write.value)
-            # only a Python int goes through int64: tensor-valued stores wrap instead, wrapped values fit
-            if value is None or value.kind is not Kind.SCALAR or not value.python_int:
+            value = ctx.facts.value(write.value)
+            # only a raw Python int goes through int64: tensor-valued stores wrap instead, wrapped values fit
+            # (into a uint64 table they are PTR009's), and a name alone never says one scalar is an address
+            if value is None or value.kind is not Kind.SCALAR or not value.python_int or value.origin is not Origin.RAW:
                 continue
             if not ctx.facts.tensors.is_torch_tensor(write.tensor):
                 continue
+            dtypes = table_dtypes(ctx, write.tensor)
+            unsigned = bool(dtypes) and all(d is not None and d.cls is DtypeClass.UNSIGNED64 for d in dtypes)
+            if unsigned and fixed_everywhere:
+                continue  # every supported release stores a raw Python int into uint64 exactly
+            failure = _failure(ctx, unsigned, bool(dtypes) and all(d is not None and d.cls is DtypeClass.SIGNED64
+                                                                   for d in dtypes))
             what = "`fill_()`" if write.how == "fill_" else "element assignment"
             message = (
                 f"pointer value written into a torch tensor by {what} of a Python int: torch before 2.14.1 "
@@ -112,7 +120,20 @@ as a module (`import torch` or `import torch as th`).
             node = write.node
             span = ctx.source.attribute_name_span(node) if isinstance(node, ast.Attribute) else ctx.span(node)
             safe, title = _store_safety(ctx, write)
-            yield Diagnostic(span, message, _store_fix(ctx, write), safe, title, value.evidence)
+            yield Diagnostic(span, message, _store_fix(ctx, write), safe, title, value.evidence, failure=failure)
+
+
+def _failure(ctx: RuleContext, unsigned: bool, signed: bool) -> str:
+    """Which torch releases raise for this store (the ``torch-version`` setting names the oldest supported)."""
+    oldest = ".".join(str(p) for p in ctx.config.torch_version_tuple)
+    if unsigned:
+        return ("a raw address enters a uint64 tensor by element store: torch releases before 2.14.1 convert it "
+                f"through int64 and raise `Overflow when unpacking long long` once it is >= 2**63 (the code supports "
+                f"torch from {oldest})")
+    if signed:
+        return "a raw address enters an int64 tensor by element store: every torch release raises once it is >= 2**63"
+    return ("a raw address enters a tensor by element store: raises once it is >= 2**63 on every torch release for "
+            "an int64 tensor, before 2.14.1 for a uint64 one")
 
 
 def _store_fix(ctx: RuleContext, write: ScalarWrite):  # type: ignore[no-untyped-def]

@@ -10,7 +10,11 @@ from ..findings import Intent
 from ..names import DtypeClass
 from ._creation import (classify_dtype, dtype_diagnostic, evidence_fits_dtype, object_group, pointer_creations,
                         with_harm)
+from ..analysis.consumers.harm import Harm
 from ..analysis.semantic.records import Creation
+from ..analysis.values.lattice import Value
+from ..fixes import spell
+from ._platform_dtype import PlatformDtype, conditional_dtype
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
@@ -150,6 +154,13 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
     def _tables(self, ctx: RuleContext) -> Iterator[tuple[Creation, Diagnostic]]:
         for creation, evidence in pointer_creations(ctx):
             info = classify_dtype(ctx, creation)
+            if info is None and creation.dtype is not None:
+                per_platform = conditional_dtype(ctx, creation)
+                if per_platform is not None and evidence_fits_dtype(evidence, per_platform.info):
+                    harm = ctx.consumers.harm.signed_table(creation)
+                    if harm is not None:
+                        yield creation, self._per_platform(ctx, creation, per_platform, evidence, harm)
+                continue
             if info is None or info.cls is not DtypeClass.SIGNED64 or not evidence_fits_dtype(evidence, info):
                 continue
             dtype_text = ctx.code(creation.dtype) if creation.dtype is not None else "int64"
@@ -163,6 +174,41 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
                 # exactly, unless the values come back out as Python ints or go where ptrlint cannot see
                 continue
             yield creation, with_harm(dtype_diagnostic(ctx, creation, info, evidence, message), harm)
+
+    @staticmethod
+    def _per_platform(ctx: RuleContext, creation: Creation, found: PlatformDtype, evidence: Value, harm: Harm) -> Diagnostic:
+        """The signed branch of a per-platform dtype, where a platform that takes it hands out high addresses.
+        The fix keeps each platform's dtype for its consumers (a CUDA op that checks int64) and creates the
+        table unsigned: ``torch.empty(n, dtype=torch.uint64).view(<the per-platform dtype>)``."""
+        message = (f"{ctx.creation_target(creation)} holds memory addresses but is created as signed "
+                   f"`{ctx.code(found.branch)}` on {found.where()}: addresses >= 2**63 overflow or turn negative there; "
+                   "create it unsigned on every platform and hand each its dtype with `.view(...)`")
+        failure = f"on {found.where()} (the branch `{ctx.code(found.branch)}` is taken there): {harm.failure}"
+        library = creation.library or "torch"
+        whole = found.whole
+        entry = ctx.consumers.ints.python_int_entry(creation)
+        stores = entry is not None and entry.how != "at creation"
+
+        def intents() -> list[Intent] | None:
+            spelled = spell(ctx.module, ctx.source, library, creation.scope, "uint64")
+            if spelled is None or creation.library is None:
+                return None
+            text, imports = spelled
+            start, end = ctx.source.span(whole)
+            call_start, call_end = ctx.source.span(creation.call)
+            return [Intent(start, end, "replace_expression", text), *imports,
+                    Intent(call_start, call_end, "append_view", ctx.code(whole))]
+
+        sign = ctx.consumers.ints.sign_unknown(creation, stores=False)
+        title = "Create it unsigned and view it as each platform's dtype (keeps the int64 consumer's bits)"
+        safe = not stores and sign is None and creation.library is not None
+        if not safe:
+            why = sign or ("Python ints are stored into it after creation, through the signed view" if stores else
+                           "a buffer factory has no `.view`")
+            title = f"{title} (unsafe: {why})"
+        diagnostic = Diagnostic(ctx.span(found.branch), message, intents, safe, title, evidence.evidence,
+                                failure=failure, severity=harm.severity)
+        return diagnostic
 
     @staticmethod
     def _substitution(ctx: RuleContext, found: Substitution) -> Diagnostic:

@@ -495,11 +495,15 @@ def test_only_python_ints_overflow(source, flagged, tmp_path):
     ("import torch\nt = torch.zeros(4, dtype=torch.uint64)\nt.fill_(x.data_ptr())\n", True),
     ("import torch\nt = torch.zeros(4, dtype=torch.int32)\nt[0] = x.data_ptr()\n", False),  # would truncate
     ("import torch\ndef f(t: torch.Tensor, x):\n    t[0] = x.data_ptr()\n", False),  # dtype unknown
-    # a binding's address may come back wrapped to negative: a uint64 tensor of it raises
-    ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = engine.get_remote_addr()\n", False),
+    # a value known to be an address only by its getter's name is not enough for one scalar store (it may
+    # be a binding's int64_t, already wrapped): no finding (issue 62)
+    ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = engine.get_remote_addr()\n", None),
 ])
 def test_store_fix_is_safe_only_for_64_bit_tensors(source, safe, tmp_path):
     stores = [f for f in _lint(tmp_path, source) if f["code"] == "PTR005"]
+    if safe is None:
+        assert stores == []
+        return
     assert len(stores) == 1 and stores[0]["fix"] is not None and stores[0]["fix"]["safe"] is safe
 
 

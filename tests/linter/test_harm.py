@@ -154,6 +154,87 @@ CASES: dict[str, tuple[dict[str, str], dict[tuple[str, int], tuple[str, str]]]] 
                 args = Args(src=t.data_ptr())
                 assert args.src > 0
         """}, {("app/args.py", 4): ("PTR006", "error")}),
+    # ----- classes missed before (issue 54): address containers found through their API ------------
+    "address_in_a_signed_array_module_array": ({
+        "app/tables.py": """
+            import array
+            import torch
+
+            def list_to_tensor(values: list[int], device):
+                return torch.frombuffer(array.array("q", values), dtype=torch.long).to(device)
+
+            def layer_table(caches, device):
+                return list_to_tensor([c.data_ptr() for c in caches], device)
+        """}, {("app/tables.py", 5): ("PTR008", "error")}),
+    "addresses_in_a_tvm_ffi_shape": ({
+        "app/peers.py": """
+            import tvm_ffi
+
+            def peer_shape(views):
+                return tvm_ffi.Shape(tuple(int(v.data_ptr()) for v in views))
+        """}, {("app/peers.py", 4): ("PTR008", "error")}),
+    "address_as_a_custom_op_int_argument": ({
+        "app/ops.py": """
+            import torch
+
+            torch.library.define("mine::copy_block", "(int src, int dst, int nbytes) -> ()")
+
+            def copy_block(src, dst):
+                torch.ops.mine.copy_block(src.data_ptr(), dst.data_ptr(), src.nbytes)
+        """}, {("app/ops.py", 6): ("PTR008", "error")}),
+    "data_ptr_property_read_without_a_call": ({
+        "app/objs.py": """
+            import numpy as np
+
+            class Obj:
+                def __init__(self, raw):
+                    self.raw = raw
+
+                @property
+                def data_ptr(self) -> int:
+                    return self.raw.data_ptr()
+
+            def sources(objs):
+                return np.array([o.data_ptr for o in objs], dtype=np.int64)
+        """}, {("app/objs.py", 12): ("PTR001", "error")}),
+    "table_parameter_typed_and_named_as_addresses": ({
+        "app/pack.py": """
+            from typing import Sequence
+
+            import torch
+
+            def pack_rows(kv_data_ptrs: Sequence[int], item_lens: Sequence[int], device):
+                metadata = []
+                for ptr, n in zip(kv_data_ptrs, item_lens):
+                    metadata.extend((int(ptr), int(n)))
+                return torch.tensor(metadata, dtype=torch.int64, device=device)
+        """}, {("app/pack.py", 9): ("PTR001", "error")}),
+    "factory_called_with_addresses_in_the_module": ({
+        "app/peers.py": """
+            import torch
+
+            def peer_table(addresses, capacity):
+                values = [int(a) for a in addresses]
+                values += [0] * (capacity - len(values))
+                return torch.tensor(values, dtype=torch.int64)
+
+            class Peers:
+                def __init__(self, buffers, ext):
+                    self.table = peer_table([b.data_ptr() for b in buffers], 8)
+                    ext.bind(self.table)
+        """}, {("app/peers.py", 6): ("PTR001", "error")}),
+    "table_getter_named_with_a_pointer_word_inside": ({
+        "app/ws.py": """
+            import torch
+
+            class Workspaces:
+                def __init__(self, handles, device):
+                    self.peer_ptrs = {}
+                    for name, handle in handles.items():
+                        self.peer_ptrs[name] = torch.tensor(
+                            [int(p) for p in handle.get_buffer_ptrs_host()], dtype=torch.int64, device=device
+                        )
+        """}, {("app/ws.py", 8): ("PTR001", "error")}),
     # ----- a doubt: one note per object ---------------------------------------------------------
     "tables_of_one_object_escape": ({
         "app/params.py": """

@@ -64,6 +64,7 @@ class ModuleFacts:
         counting as soon as their owner drops them, not by a scan of the cyclic collector (see
         ptrlint/gcpause.py). Querying the facts afterwards raises AttributeError."""
         self.evaluator.use(None, None)
+        del self.flow.dicts  # it reads entries through the flow, which holds it
         del self.transfer, self.flow, self.tensors
         self.c.release()
 

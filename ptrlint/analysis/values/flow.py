@@ -13,7 +13,9 @@ from ...addresses import tuple_address_position
 from .fixpoint import Evaluator
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from ..semantic.model import SemanticModel
-from ..semantic.records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
+from ..semantic.records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey
+from .dicts import Dicts
+from .parameters import Parameters
 from .result_names import named_result
 from ..semantic.syntax import attr_name, bind_arguments
 from .table_names import name_evidence
@@ -34,7 +36,8 @@ class Flow:
     def __init__(self, model: SemanticModel, evaluator: Evaluator, tensors: TensorKinds) -> None:
         self.c, self.e, self.tensors = model, evaluator, tensors
         self.view, self.options, self.names = model.view, model.options, model.options.names
-        self._entries: dict[Key, list[Key]] | None = None  # dict root -> its entry keys
+        self.parameters = Parameters(model)
+        self.dicts = Dicts(model, evaluator, self)
         self.groups = model.uf.members()
         for creation in model.creations:
             target = model.targets.get(id(creation.call))
@@ -108,6 +111,23 @@ class Flow:
         """(parameter name, argument) pairs of a call to a module function or method."""
         return bind_arguments(function, call, self.c.method_kinds.get(id(function)) in ("instance", "class"))
 
+    def wrap_helpers(self) -> list[str]:
+        """The module-level functions of one parameter that wrap an address into int64 range (``to_i64(p)``
+        returns ``p - (1 << 64) if p >= 1 << 63 else p``, or ``ctypes.c_int64(p).value``): asked with a raw
+        address for the parameter, they return a wrapped one. In source order."""
+        out: list[str] = []
+        for key, function in self.c.functions.items():
+            args = function.args
+            if key.scope != id(self.c.module_scope) or len(args.args) != 1 or args.posonlyargs or args.vararg:
+                continue
+            probe = ast.Call(func=ast.Name(id=function.name, ctx=ast.Load()),
+                             args=[ast.Call(func=ast.Attribute(value=ast.Name(id="_", ctx=ast.Load()), attr="data_ptr",
+                                                               ctx=ast.Load()), args=[], keywords=[])], keywords=[])
+            value = self.e.query(lambda f=function, p=probe: self.returned_value(f, p))  # type: ignore[misc]
+            if value is not None and value.origin is Origin.WRAPPED and value.kind is Kind.SCALAR:
+                out.append(function.name)
+        return sorted(out, key=lambda name: self.c.functions[NameKey(id(self.c.module_scope), name)].lineno)
+
     def returned_value(self, function: FunctionNode, call: ast.Call | None, index: int | None = None) -> Value | None:
         """What a module function returns for this call: its return expressions, with the call's
         arguments bound to the parameters (so a wrapping helper wraps the caller's address).
@@ -152,29 +172,6 @@ class Flow:
 
         return self.e.memoised(("r", memo_key), self.e.return_memo, memo_key, compute)
 
-    def entries(self, expr: ast.AST) -> list[Key]:
-        """The entry keys (``d["ptrs"]``, ``d["lens"]``) of the dict ``expr`` evaluates to."""
-        if self._entries is None:
-            self._entries = {}
-            c = self.c
-            for table in (c.bindings, c.adds, c.stores):
-                for key in table:
-                    if isinstance(key, ObjectAttributeKey) and key.attr.startswith("["):
-                        self._entries.setdefault(self.root(key.base), []).append(key)
-        found = self.c.key_of(expr)
-        return self._entries.get(self.root(found), []) if found is not None else []
-
-    def dict_part(self, expr: ast.AST, keys: bool) -> Value | None:
-        """The values (or keys) of the dict ``expr`` holds, joined: its entries (``d["ptrs"]``) and the
-        comprehensions bound to it (``{name: t.data_ptr() for name, t in ...}``)."""
-        values: list[Value | None] = [] if keys else [self.key_value(e) for e in self.entries(expr)]
-        values += [self.e.value(d.key if keys else d.value) for d in self.comprehensions(expr)]
-        key = self.c.key_of(expr)
-        for binding in self.c.bindings.get(key, []) if key is not None and keys else []:
-            if binding.how == "expr" and isinstance(binding.expr, ast.Dict):
-                values.extend(self.e.value(k) for k in binding.expr.keys if k is not None)
-        return strongest(values)
-
     def int_alias(self, name: str) -> bool:
         """A module-level integer type alias: ``DevicePtr = NewType("DevicePtr", int)``, ``Addr = int``."""
         for binding in self.c.bindings.get(NameKey(id(self.c.module_scope), name), []):
@@ -185,20 +182,6 @@ class Flow:
                 return True
         return False
 
-    def comprehensions(self, expr: ast.AST) -> list[ast.DictComp]:
-        key = self.c.key_of(expr)
-        return [b.expr for b in (self.c.bindings.get(key, []) if key is not None else [])  # type: ignore[misc]
-                if b.how == "expr" and isinstance(b.expr, ast.DictComp)]
-
-    def any_entry(self, expr: ast.AST) -> Value | None:
-        """Any one of the entries of the dict ``expr`` (``ptrs[name]`` with a computed key)."""
-        values = [self.key_value(e) for e in self.entries(expr)]
-        values += [self.e.value(d.value) for d in self.comprehensions(expr)]
-        best = strongest(values)
-        if best is not None and best.origin is Origin.INDEX and any(v is None for v in values):
-            return None  # contrary evidence only when every entry is an index
-        return best
-
     def key_value(self, key: Key | None) -> Value | None:
         if key is None:
             return None
@@ -207,8 +190,9 @@ class Flow:
                 return bound[key]
         return self.e.class_value(self.root(key))
 
-    def contributions(self, root: Key, writes_only: bool = False) -> Iterator[tuple[Value | None, bool]]:
-        """Every value written into (or bound to) the class: ``(value, is_write)``."""
+    def contributions(self, root: Key, writes_only: bool = False) -> Iterator[tuple[Value | None, bool | None]]:
+        """Every value written into (or bound to) the class: ``(value, is_write)``; ``is_write`` is None for
+        what the names of a creation say."""
         c = self.c
         members = self.groups.get(root, [root])
         for key in members:
@@ -262,7 +246,7 @@ class Flow:
             if creation is not None:
                 named = name_evidence(self.c, self.tensors, creation)
                 if named is not None:
-                    yield named, False
+                    yield named, None  # what the names say (None: neither a write nor a bound value)
             stored = [self.holding(c.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in c.creation_by_id]
             if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
                 # a field that holds addresses for some instances and data for others (`handle.data`):
@@ -273,6 +257,12 @@ class Flow:
                     yield value, False
             for binding in c.bindings.get(key, []):
                 yield self.binding_value(binding), False
+            if isinstance(key, NameKey):
+                for argument in self.parameters.caller_arguments(key):  # a parameter: what the module's calls pass
+                    yield self.e.value(argument), False
+                named = self.parameters.names_table(key)
+                if named is not None:
+                    yield named, False
 
     def binding_value(self, binding: Binding) -> Value | None:
         c = self.c
@@ -308,9 +298,15 @@ class Flow:
         if best.origin in (Origin.RAW, Origin.WRAPPED):
             return best  # one raw write makes it pointer-holding; only wrapped ones make int64 right
         writes = [v for v, is_write in contributions if is_write]
-        if writes and all(v is not None and v.origin is Origin.INDEX for v in writes):
+        # a value bound to it that says addresses (a parameter typed and named as an address table, a
+        # pointer-named getter's result) is more than the target's name: indices written beside it do not
+        # overrule it (`values = [int(a) for a in addresses]; values += [0] * pad`)
+        named_value = any(v is not None and v.origin is Origin.NAMED for v, is_write in contributions
+                          if is_write is False)
+        if writes and not named_value and all(v is not None and v.origin is Origin.INDEX for v in writes):
             return next(v for v in writes if v is not None)  # contrary value evidence overrules names
-        if writes and all(v is not None and v.origin in (Origin.INDEX, Origin.FOREIGN) for v in writes):
+        if any(v is not None and v.origin is Origin.FOREIGN for v in writes) and \
+                all(v is not None and v.origin in (Origin.INDEX, Origin.FOREIGN) for v in writes):
             # only what bindings handed out (and indices) enters it: values in their producer's own
             # encoding (a binding returning int64_t hands out wrapped addresses), whatever the names say
             return next(v for v in writes if v is not None and v.origin is Origin.FOREIGN)

@@ -21,7 +21,8 @@ def name_evidence(model: SemanticModel, tensors: TensorKinds, creation: Creation
     data = creation.data
     if data is not None and isinstance(data, ast.Constant):
         return None  # `torch.tensor(0)`: a scalar argument, not a table
-    if creation.target_name is not None and names.is_pointer_name(creation.target_name):
+    if creation.target_name is not None and names.is_pointer_name(creation.target_name) and \
+            not _rebinds_its_data(model, creation):
         node = creation.target_node or creation.call
         return Value(Kind.SEQ, Origin.NAMED, ((node, f"name `{creation.target_name}` says it holds addresses"),),
                      table_name=names.is_table_name(creation.target_name))
@@ -30,6 +31,15 @@ def name_evidence(model: SemanticModel, tensors: TensorKinds, creation: Creation
             names.is_table_name(source) or _holds_list(model, tensors, data)):
         return Value(Kind.SEQ, Origin.NAMED, ((data, f"data `{source}` is named like an address table"),))
     return None
+
+
+def _rebinds_its_data(model: SemanticModel, creation: Creation) -> bool:
+    """``raddr = torch.tensor([raddr], ...)``: the name was the value before it was the tensor; what the
+    value is (where it came from) decides, not the name it shares with its tensor."""
+    target = creation.target_node
+    if not isinstance(target, ast.Name) or creation.data is None:
+        return False
+    return any(isinstance(node, ast.Name) and node.id == target.id for node in ast.walk(creation.data))
 
 
 def _holds_list(model: SemanticModel, tensors: TensorKinds, data: ast.expr) -> bool:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from ...addresses import ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, tuple_address_position
+from ...addresses import (ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, is_allocation_name,
+                          tuple_address_position)
 from ...names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
 from .address_apis import AddressAPIs
 from .arithmetic import Arithmetic
@@ -103,6 +104,8 @@ class Transfer:
                     return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here"))
             if any(q.startswith("ctypes.c_") for q in qnames) and base.args:
                 return self.e.value(base.args[0])
+        if attr == "data_ptr":  # read as a value, not called: a property that returns the address
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.data_ptr` (a property)"),))
         if attr in KNOWN_ADDRESS_ATTRIBUTES:
             return Value(KNOWN_ADDRESS_ATTRIBUTES[attr], Origin.RAW, ((expr, f"pointer values: `.{attr}`"),))
         if attr == "ptr" and self.apis.cupy_memory(base, 0):
@@ -145,8 +148,8 @@ class Transfer:
             wrapped = self.struct_wrap(inner_value)
             if wrapped is not None:
                 return wrapped
-        if not is_slice_subscript(expr) and (self.flow.entries(inner_value) or self.flow.comprehensions(inner_value)):
-            return self.flow.any_entry(inner_value)  # `ptrs[name]` with a computed key
+        if not is_slice_subscript(expr) and (self.flow.dicts.entries(inner_value) or self.flow.dicts.comprehensions(inner_value)):
+            return self.flow.dicts.any_entry(inner_value)  # `ptrs[name]` with a computed key
         inner = self.e.value(inner_value)
         if inner is None or inner.kind is not Kind.SEQ:
             return None
@@ -192,7 +195,7 @@ class Transfer:
             inner = self.e.value(func.value)
             return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
         if method in ("values", "items", "keys") and not call.args:  # a dict's entries (or keys), joined
-            joined = self.flow.dict_part(func.value, keys=method == "keys")
+            joined = self.flow.dicts.dict_part(func.value, keys=method == "keys")
             if joined is not None:
                 return joined.as_kind(Kind.SEQ)
         if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
@@ -258,6 +261,9 @@ class Transfer:
             kind = Kind.SEQ if self.names.is_table_name(last) else Kind.SCALAR
             return Value(kind, Origin.NAMED, ((call, f"`{last}()` is named like an address getter"),),
                          table_name=self.names.is_table_name(last))
+        if last is not None and is_allocation_name(last) and tuple_address_position(last) is None and target is None:
+            return Value(Kind.SCALAR, Origin.NAMED, ((call, f"`{last}()` allocates or maps memory: it returns an "
+                                                            "address"),), table_name=False)
         if target is None and self.apis.foreign(func, qnames):
             return FOREIGN_SCALAR
         return None

@@ -1,0 +1,250 @@
+"""Addresses in both directions, at every signed sink (issue 62), proven by running code: each case is a
+small project whose tables meet a sink; it is linted, fixed with the safe fixes, and run at real
+addresses and under ``simulate_high_addresses()`` before and after (the harness of test_fix_classes).
+
+- a *wrapped* address (the int64 reading of its bits) into an unsigned container (PTR009);
+- a *raw* address into an API that stores it signed: ``struct`` / ``array`` type codes, a custom op's
+  ``int`` argument (PTR008);
+- a dtype chosen per platform whose signed branch a platform with high addresses takes (PTR001);
+and the negatives beside them: wrapped values into int64, raw values into uint64 by creation, a project
+that runs only on CUDA.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_fix_classes import NONE, UINT64, Case, kind, project, ptrlint, run
+
+WRAP = """
+
+            def to_i64(p):
+                return p - (1 << 64) if p >= 1 << 63 else p
+"""
+
+CASES: dict[str, Case] = {
+    "wrapped_address_into_a_numpy_uint64_table": Case(
+        files={"app/main.py": """
+            import numpy as np
+            import torch
+""" + WRAP + """
+
+            def table(ts):
+                out = np.zeros(len(ts), dtype=np.uint64)
+                for i, t in enumerate(ts):
+                    out[i] = to_i64(t.data_ptr())
+                return out
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert [int(v) for v in table(ts)] == [t.data_ptr() for t in ts]
+        """},
+        fixes={("app/main.py", 12): UINT64}, codes={("app/main.py", 12): "PTR009"},
+    ),
+    "wrapped_addresses_into_a_torch_uint64_creation": Case(
+        files={"app/main.py": """
+            import torch
+""" + WRAP + """
+
+            def table(ts):
+                return torch.tensor([to_i64(t.data_ptr()) for t in ts], dtype=torch.uint64)
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert table(ts).tolist() == [t.data_ptr() for t in ts]
+        """},
+        fixes={("app/main.py", 9): UINT64}, codes={("app/main.py", 9): "PTR009"},
+    ),
+    "wrapped_address_stored_into_a_torch_uint64_tensor": Case(
+        # torch 2.13 stores the negative value's bits (so it ran before); torch 2.14 rejects it
+        # (benchmarks/torch214.py runs this case there). The fix stores a uint64 scalar tensor.
+        files={"app/main.py": """
+            import torch
+""" + WRAP + """
+
+            def table(ts):
+                out = torch.zeros(len(ts), dtype=torch.uint64)
+                for i, t in enumerate(ts):
+                    out[i] = to_i64(t.data_ptr())
+                return out
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert table(ts).tolist() == [t.data_ptr() for t in ts]
+        """},
+        fixes={("app/main.py", 11): UINT64}, codes={("app/main.py", 11): "PTR009"}, broken_before=False,
+    ),
+    "address_packed_with_a_signed_struct_code": Case(
+        files={"app/main.py": """
+            import struct
+
+            import torch
+
+
+            def descriptor(t, n):
+                return struct.pack("<qi", t.data_ptr(), n)
+
+
+            def scenario():
+                t = torch.zeros(4)
+                assert struct.unpack("<Qi", descriptor(t, 4)) == (t.data_ptr(), 4)
+        """},
+        fixes={("app/main.py", 7): UINT64}, codes={("app/main.py", 7): "PTR008"},
+    ),
+    "addresses_in_a_signed_array_for_an_int64_binding": Case(
+        files={"app/main.py": """
+            import array
+
+            import intext
+            import torch
+
+
+            def to_tensor(values: list[int]):
+                return torch.frombuffer(array.array("q", values), dtype=torch.long)
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert intext.gather(to_tensor([t.data_ptr() for t in ts])) == [t.data_ptr() for t in ts]
+        """},
+        fixes={("app/main.py", 8): UINT64}, codes={("app/main.py", 8): "PTR008"},
+    ),
+    "address_as_an_int_argument_of_a_custom_op": Case(
+        files={"app/main.py": """
+            import torch
+
+            torch.library.define("ptrcase::offset_of", "(int base, int addr) -> int")
+
+
+            @torch.library.impl("ptrcase::offset_of", "CompositeExplicitAutograd")
+            def _offset_of(base, addr):
+                return addr - base
+
+
+            def offset(pool, t):
+                return torch.ops.ptrcase.offset_of(pool.data_ptr(), t.data_ptr())
+
+
+            def scenario():
+                pool = torch.zeros(64)
+                assert offset(pool, pool[8:]) == 32
+        """},
+        # int64 by design: wrap the arguments (no automatic fix)
+        fixes={("app/main.py", 12): NONE}, codes={("app/main.py", 12): "PTR008"}, fixed_under_simulation=False,
+    ),
+    "per_platform_dtype_for_an_int64_binding": Case(
+        files={"app/main.py": """
+            import intext
+            import torch
+
+
+            def is_xpu():
+                return hasattr(torch, "xpu") and torch.xpu.is_available()
+
+
+            PTR_DTYPE = torch.uint64 if is_xpu() else torch.int64
+
+
+            def table(ts):
+                return torch.tensor([t.data_ptr() for t in ts], dtype=PTR_DTYPE)
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert intext.gather(table(ts)) == [t.data_ptr() for t in ts]
+        """},
+        # the signed branch is the one CPU and ROCm take; the fix keeps int64 for the binding
+        fixes={("app/main.py", 9): UINT64},
+    ),
+    # ----- negatives ----------------------------------------------------------------------------
+    "wrapped_addresses_into_an_int64_table": Case(
+        files={"app/main.py": """
+            import intext
+            import numpy as np
+            import torch
+""" + WRAP + """
+
+            def table(ts):
+                return torch.tensor([to_i64(t.data_ptr()) for t in ts], dtype=torch.int64)
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert intext.gather(table(ts)) == [t.data_ptr() for t in ts]
+        """},
+        fixes={}, broken_before=False,
+    ),
+    "raw_addresses_into_a_uint64_creation": Case(
+        files={"app/main.py": """
+            import numpy as np
+            import torch
+
+
+            def tables(ts):
+                return (torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64),
+                        np.array([t.data_ptr() for t in ts], dtype=np.uint64))
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                a, b = tables(ts)
+                assert a.tolist() == b.tolist() == [t.data_ptr() for t in ts]
+        """},
+        fixes={}, broken_before=False,
+    ),
+}
+
+
+# torch 2.14 rejects a negative value in a uint64 element store that 2.13 stored as bits
+BROKEN_FROM_TORCH_2_14 = frozenset({"wrapped_address_stored_into_a_torch_uint64_tensor"})
+
+
+def _torch_version() -> tuple[int, ...]:
+    import torch
+
+    return tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_encoding_case_runs(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    case = CASES[name]
+    root = project(tmp_path, case)
+    findings = json.loads(ptrlint(root, "--output-format", "json", "--exit-zero").stdout)
+    got = {(f["path"], f["line"]): kind(f) for f in findings}
+    assert got == case.fixes, findings
+    for (path, line), code in case.codes.items():
+        assert any(f["path"] == path and f["line"] == line and f["code"] == code for f in findings), findings
+    before = run(root)
+    assert before["real"] == "ok", before
+    if case.broken_before or (name in BROKEN_FROM_TORCH_2_14 and _torch_version() >= (2, 14)):
+        assert before["simulated"] != "ok", before
+    ptrlint(root, "--fix", "--exit-zero")
+    after = run(root)
+    assert after["real"] == "ok", after
+    if case.fixed_under_simulation:
+        assert after["simulated"] == "ok", after
+    fixed = {p: p.read_text() for p in sorted(root.rglob("*.py"))}
+    ptrlint(root, "--fix", "--exit-zero")
+    assert {p: p.read_text() for p in sorted(root.rglob("*.py"))} == fixed  # idempotent
+
+
+def test_a_project_that_runs_only_on_cuda_keeps_its_per_platform_int64(tmp_path: Path) -> None:
+    case = CASES["per_platform_dtype_for_an_int64_binding"]
+    root = project(tmp_path, case)
+    for platforms, expected in (('["cuda"]', 0), ('["cuda", "xpu"]', 0), ('["cuda", "rocm"]', 1), ('["any"]', 1)):
+        (root / "pyproject.toml").write_text(f"[project]\nname = 'app'\n[tool.ptrlint]\nplatforms = {platforms}\n")
+        proc = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--exit-zero", "--output-format", "json",
+                               "."], cwd=root, capture_output=True, text=True)
+        findings = json.loads(proc.stdout)
+        assert len(findings) == expected, (platforms, findings)
+        if expected:
+            assert "every platform but XPU" in findings[0]["message"] and "ROCm" in findings[0]["message"]
