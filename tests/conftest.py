@@ -12,6 +12,13 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
 
+# The key that authenticates cache entries (ptrlint/cache.py) lives in the user's cache directory; the
+# tests keep their own, so that they neither need nor touch the user's.
+if "PTRLINT_SECRET_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["PTRLINT_SECRET_DIR"] = tempfile.mkdtemp(prefix="ptrlint-test-secret-")
+
 
 def load_benchmark(name: str):  # type: ignore[no-untyped-def]
     """A script of benchmarks/ as a module (the benchmarks are scripts, not a package)."""

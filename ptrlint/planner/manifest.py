@@ -15,8 +15,8 @@ metadata the same way; the content hash in the key still decides the findings).
 A record is stored only for a file whose modification time is at least ``SETTLE_NS`` older than
 the run that read it: a file written again within the file system's timestamp granularity after
 it was read could otherwise keep its old signature (git's "racy clean" problem). The manifest
-is one JSON file per settings fingerprint under the cache directory, written atomically; a
-missing, unreadable or foreign one is simply empty.
+is one JSON file per settings fingerprint under the cache directory, written atomically with an
+HMAC tag (:mod:`ptrlint.cache`); a missing, unreadable, foreign or planted one is simply empty.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import os
 import tempfile
 import time
 from typing import Any
+
+from ..cache import opened, seal
 
 MANIFEST_FORMAT = 3  # 2: readable record keys; 3: cache keys hold the module's path
 SETTLE_NS = 2_000_000_000  # 2 s: FAT's granularity; ext4, APFS and NTFS are far finer
@@ -50,9 +52,12 @@ class Manifest:
         self.started_ns = time.time_ns()
         self.records: dict[str, list[Any]] = {}
         self.dirty = False
+        self.key = f"manifest:{fingerprint}"
         try:
             with open(self.file, encoding="utf-8") as handle:
-                data = json.load(handle)
+                record = json.load(handle)
+            body = opened(self.key, record, self.file)  # only what this user's ptrlint wrote (see ptrlint/cache.py)
+            data = json.loads(body) if body is not None else None
             if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("files"), dict):
                 self.records = data["files"]
         except (OSError, ValueError):
@@ -80,10 +85,14 @@ class Manifest:
         try:
             folder = os.path.dirname(self.file)
             os.makedirs(folder, exist_ok=True)
+            # dumps, not dump: json.dump streams through the pure-Python encoder (0.7 s for torch's manifest)
+            body = json.dumps({"format": MANIFEST_FORMAT, "files": self.records}, separators=(",", ":"))
+            tag = seal(self.key, body)
+            if tag is None:
+                return
             fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                # dumps, not dump: json.dump streams through the pure-Python encoder (0.7 s for torch's manifest)
-                handle.write(json.dumps({"format": MANIFEST_FORMAT, "files": self.records}, separators=(",", ":")))
+                handle.write(json.dumps({"tag": tag, "body": body}, separators=(",", ":")))
             os.replace(tmp, self.file)
             self.dirty = False
         except OSError:

@@ -20,10 +20,16 @@ def test_cache_is_created_with_tag_and_reused(ptrlint, tmp_path):
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     entries = list(cache.rglob("*.json"))
     assert len(entries) == 1
-    # Prove the second run reads the cache: doctor the entry and see the doctored result.
-    data = json.loads(entries[0].read_text())
+    # Prove the second run reads the cache: doctor the entry, sealed with this user's key as ptrlint would
+    # seal it, and see the doctored result.
+    from ptrlint.cache import seal
+
+    record = json.loads(entries[0].read_text())
+    data = json.loads(record["body"])
     data["findings"][0]["line"] = 99
-    entries[0].write_text(json.dumps(data))
+    body = json.dumps(data)
+    key = entries[0].parent.name + entries[0].stem
+    entries[0].write_text(json.dumps({"tag": seal(key, body), "body": body}))
     assert findings(ptrlint, tmp_path) == ["m.py:99:PTR001"]
     assert findings(ptrlint, tmp_path, "--no-cache") == ["m.py:2:PTR001"]
 
@@ -63,6 +69,7 @@ def test_version_is_part_of_the_key(ptrlint, tmp_path, monkeypatch):
     findings(ptrlint, tmp_path)
     before = {p.name for p in (tmp_path / ".ptrlint_cache").rglob("*.json")}
     monkeypatch.setattr(cache_mod, "__version__", "999.0")
+    monkeypatch.setattr(cache_mod, "_fingerprint", None)  # computed once per process: compute it again
     findings(ptrlint, tmp_path)
     after = {p.name for p in (tmp_path / ".ptrlint_cache").rglob("*.json")}
     assert len(after - before) == 1
