@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -21,6 +22,8 @@ def _csv(value: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ptrlint",
+        usage="ptrlint [check] [options] [PATHS ...]\n       ptrlint rule CODE|--all\n       ptrlint clean\n"
+              "       ptrlint lsp [--stdio]",
         description="Find memory addresses stored in signed, narrow or implicit-dtype tensors and arrays.",
         epilog="Commands: `ptrlint check [PATHS]` (the same as `ptrlint [PATHS]`), `ptrlint rule CODE|--all`, "
                "`ptrlint clean`, `ptrlint lsp` (the language server on stdio; needs the `lsp` extra).",
@@ -106,6 +109,7 @@ def console() -> None:
     command the same way. Library callers of :func:`main` (tests, the LSP, benchmarks) keep a
     normal return.
     """
+    signal.signal(signal.SIGTERM, _terminated)  # unwind: worker pools shut, plan folders removed
     code = main()
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "closed", False):  # closed on purpose (the language server closes stdout at exit)
@@ -117,6 +121,10 @@ def console() -> None:
         except (OSError, ValueError):  # a closed or failing stream: the exit code still counts
             code = code or EXIT_ERROR
     os._exit(code)
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def use_color(stream: object) -> bool:
@@ -132,6 +140,10 @@ def use_color(stream: object) -> bool:
 def _main(argv: list[str]) -> int:
     # commands come first, as ruff's do; a folder of that name is `./check`, `./lsp`
     if argv[:1] == ["lsp"]:  # `ptrlint lsp [--stdio]`: the language server
+        if any(a in ("-h", "--help") for a in argv[1:]):
+            print("usage: ptrlint lsp [--stdio]\n\nThe language server on standard input and output (needs the `lsp` "
+                  "extra: pip install 'ptrlint[lsp]'). Configure your editor's LSP client to run it.")
+            return EXIT_CLEAN
         from .lsp import main as lsp_main
 
         return lsp_main()
@@ -178,7 +190,9 @@ def _main(argv: list[str]) -> int:
         from . import planner
 
         jobs = args.jobs or os.cpu_count() or 1
-        results = [r for config, group in groups.items() for r in planner.run(group, settings_of[config], jobs)]
+        results = [r for config, group in groups.items() if config in settings_of
+                   for r in planner.run(group, settings_of[config], jobs)]
+        results += _unconfigured(groups)
         out = sys.stdout
     if args.silent:
         out = open(os.devnull, "w", encoding="utf-8")
@@ -217,6 +231,10 @@ def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
 
 
 def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | None:  # type: ignore[no-untyped-def]
+    for option in ("select", "extend_select", "ignore"):
+        given = getattr(args, option)
+        if given is not None and not given:
+            return f"--{option.replace('_', '-')} needs at least one code or prefix (ALL, PTR, PTR001)"
     if "-" in paths and not use_stdin:
         return "'-' (stdin) cannot be combined with other paths"
     if args.jobs is not None and args.jobs < 1:
@@ -264,7 +282,8 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # typ
         groups: dict[object, list[str]] = {}
         for f in files:
             groups.setdefault(configs[f], []).append(f)
-        settings_of = {config: _settings(config, args, output, use_stdin) for config in groups}
+        settings_of = {config: _settings(config, args, output, use_stdin) for config in groups
+                       if getattr(config, "error", None) is None}
     except (ConfigError, SelectionError) as exc:
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -389,7 +408,30 @@ def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-un
         cache_dir=cache_dir,
         render_edits=output in ("json", "sarif", "full") and not args.add_noqa,  # these formats show each fix's edits
         project_index=not args.no_project_index,
+        write_roots=_write_roots(args.paths or ["."]),
     )
+
+
+def _unconfigured(groups: dict) -> list:  # type: ignore[type-arg]
+    """The files governed by a configuration file that could not be read: one E904 result each."""
+    from .findings import CONFIG_ERROR, FileError, FileResult
+
+    broken = [config for config in groups if getattr(config, "error", None)]
+    for config in broken:  # said once each on stderr too, as ruff does; the other files are still checked
+        print(f"ptrlint: {config.error}", file=sys.stderr)
+    return [FileResult(path=f, error=FileError(f, f"not checked: {config.error}", code=CONFIG_ERROR))
+            for config in broken for f in groups[config]]
+
+
+def _write_roots(paths: list[str]) -> tuple[str, ...]:
+    """Where fixes may be written: each folder given, resolved (a file given: its folder, resolved)."""
+    roots = []
+    for path in paths:
+        if path == "-":
+            continue
+        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        roots.append(os.path.realpath(folder))
+    return tuple(sorted(set(roots)))
 
 
 def _add_noqa(results, args, out) -> int:  # type: ignore[no-untyped-def]
@@ -402,7 +444,7 @@ def _add_noqa(results, args, out) -> int:  # type: ignore[no-untyped-def]
     for result in results:
         if result.error is not None or not result.findings:
             continue
-        outcome = add_noqa(result.path, result.findings, write=not args.diff)
+        outcome = add_noqa(result.path, result.findings, write=not args.diff, roots=_write_roots(args.paths or ["."]))
         added += outcome.added
         if args.diff and outcome.diff:
             out.write(outcome.diff)

@@ -76,6 +76,9 @@ class Config:
     force_exclude: bool = False
     root: str = "."
     source: str | None = None  # the pyproject.toml it came from, if any
+    # a configuration file that could not be read (malformed TOML, a bad value): the files it governs are
+    # each reported with this error (E904), and the rest of the run goes on
+    error: str | None = None
 
     def fingerprint(self) -> str:
         """Stable hash of everything that changes analysis results (for the cache)."""
@@ -101,13 +104,56 @@ def _str_list(key: str, value: Any) -> tuple[str, ...]:
 
 
 def _regex_list(key: str, value: Any) -> tuple[str, ...]:
+    """Name patterns from the configuration: the tree's configuration is untrusted too, so a pattern whose
+    matching time can grow exponentially (a repetition inside a repetition, ``(\\w+_)*ptr``) is refused."""
     items = _str_list(key, value)
     for item in items:
+        if len(item) > MAX_PATTERN_LENGTH:
+            raise ConfigError(f"{key}: pattern longer than {MAX_PATTERN_LENGTH} characters: {item[:40]!r}...")
         try:
             re.compile(item)
+            parsed = _sre_parse(item)
         except re.error as exc:
             raise ConfigError(f"{key}: invalid regular expression {item!r}: {exc}") from exc
+        if _nested_repeat(parsed, False):
+            raise ConfigError(f"{key}: {item!r} repeats a group that repeats itself (such as `(\\w+_)*ptr`), which can "
+                              "take exponential time on some names; write it without the nested repetition "
+                              "(`\\w*_ptr`)")
     return items
+
+
+MAX_PATTERN_LENGTH = 500
+
+
+def _sre_parse(pattern: str):  # type: ignore[no-untyped-def]
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # Python < 3.11
+        import sre_parse  # type: ignore[no-redef]
+    return sre_parse.parse(pattern)
+
+
+def _nested_repeat(parsed: Any, inside: bool) -> bool:
+    """Whether an unbounded-ish repetition holds another repetition (the catastrophic-backtracking shape)."""
+    for op, argument in parsed:
+        name = str(op)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, sub = argument
+            repeats = high is not None and (high > 1 or str(high) == "MAXREPEAT")
+            if repeats and inside:
+                return True
+            if _nested_repeat(sub, inside or repeats):
+                return True
+        elif name == "SUBPATTERN":
+            if _nested_repeat(argument[-1], inside):
+                return True
+        elif name == "BRANCH":
+            if any(_nested_repeat(alt, inside) for alt in argument[1]):
+                return True
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            if _nested_repeat(argument[1], inside):
+                return True
+    return False
 
 
 _QUALIFIED_PATTERN = re.compile(r"[A-Za-z_*?\[][\w.*?\[\]!-]*")
@@ -296,11 +342,20 @@ class ConfigResolver:
         key = str(directory)
         found = self._by_dir.get(key)
         if found is None:
-            config_file = _own_config_file(directory)
-            if config_file is not None:
+            try:
+                config_file = _own_config_file(directory)
+            except ConfigError as exc:  # a pyproject.toml that is not TOML: it fails its files alone
+                config_file, found = None, replace(self._default, error=str(exc), root=str(directory))
+            if found is not None:
+                pass
+            elif config_file is not None:
                 file_key = str(config_file)
                 if file_key not in self._by_file:
-                    self._by_file[file_key] = with_overrides(load_file(config_file), self.overrides)
+                    try:
+                        self._by_file[file_key] = with_overrides(load_file(config_file), self.overrides)
+                    except ConfigError as exc:
+                        self._by_file[file_key] = replace(self._default, error=str(exc), root=str(directory),
+                                                          source=file_key)
                 found = self._by_file[file_key]
             elif directory.parent == directory:
                 found = self._default

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import re
 import sys
 from functools import lru_cache
@@ -100,6 +101,10 @@ def discover(paths: list[str], config: "Config | Callable[[str], Config]", force
                     if os.path.islink(path) and not os.path.exists(path):
                         _stderr(f"ptrlint: warning: skipping {_display(path)}: a broken symbolic link")
                         continue  # found by walking a folder (one named on the command line is an error)
+                    if not _regular(path):
+                        _stderr(f"ptrlint: warning: skipping {_display(path)}: not a regular file (a FIFO, socket or "
+                                "device would block or never end)")
+                        continue
                     found.add(_display(path))
             if len(found) == before:
                 _stderr(f"ptrlint: warning: no Python files or notebooks found under {_display(raw)}")
@@ -111,8 +116,20 @@ def discover(paths: list[str], config: "Config | Callable[[str], Config]", force
                 if verbose is not None:
                     verbose(f"ptrlint: skipped {_display(raw)} ({reason}; --force-exclude)")
                 continue
+            if os.path.exists(raw) and not _regular(raw) and raw != "-":
+                _stderr(f"ptrlint: warning: skipping {_display(raw)}: not a regular file")
+                continue
             found.add(_display(raw))  # a missing file is reported when it is read
     return sorted(found)
+
+
+def _regular(path: str) -> bool:
+    """A regular file (through links): the only kind ptrlint reads; opening a FIFO would wait forever."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # unreadable: reported as such when it is read
+
 
 
 def excluded_reason(path: str, config: Config, respect_gitignore: bool | None = None) -> str | None:
@@ -148,7 +165,7 @@ def _git_relative(folder: str, repo: gitignore.Repository | None) -> str:
     return "" if rel == "." else rel
 
 
-SOURCE_SUFFIXES = (".py", ".ipynb")
+SOURCE_SUFFIXES = (".py", ".pyi", ".pyw", ".ipynb")  # as ruff finds them in folders
 
 
 def _relative(path: str, root: Path) -> str:

@@ -9,10 +9,12 @@ module its view of the project through a :class:`ProjectLink`. Nothing here prin
 from __future__ import annotations
 
 import ast
+import sys
 import traceback
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Iterator, Protocol
 
 from .analysis.semantic.device import parse_host
 from .analysis.boundary import ModuleContext
@@ -121,11 +123,28 @@ def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link:
     return analyse_module(text, path, config, enabled, link).findings
 
 
+ANALYSIS_RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def deep_enough() -> Iterator[None]:
+    """The analysis walks the tree recursively, one Python frame a level: a 1,000-term sum, valid Python
+    that CPython parses, nests 1,000 levels deep. From Python 3.11 a call between Python functions takes
+    no C stack, so a higher limit costs nothing until it is used; it is restored afterwards."""
+    before = sys.getrecursionlimit()
+    if before < ANALYSIS_RECURSION_LIMIT:
+        sys.setrecursionlimit(ANALYSIS_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None,
                    only_summary: bool = False, tree: ast.Module | None = None) -> Analysis:
     """Findings (unless ``only_summary``) and what ``link`` keeps of the analysis for the index.
     ``tree``: the text parsed already (:func:`parse_host` of this very text), taken over by the analysis."""
-    with one_module():  # the module's garbage is collected once, after its analysis has returned
+    with one_module(), deep_enough():  # the module's garbage is collected once, after its analysis has returned
         return _analyse_module(text, path, config, enabled, link, only_summary, tree)
 
 
@@ -274,7 +293,7 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     try:
         if settings.prefilter and not prefilter(text, settings.config):
             return result
-        with one_module():  # fixing re-analyses and libcst-parses the module: one collection for all of it
+        with one_module(), deep_enough():  # fixing re-analyses and libcst-parses the module: one collection
             _lint_and_fix(text, path, settings, link, result, tree, findings)
     except ParseError as exc:
         result.error = FileError(path, exc.message, exc.line, exc.column)

@@ -148,6 +148,7 @@ class Finding:
     # "error": a failure ptrlint can name and reach; "note": a doubt (values that leave for code it cannot
     # see, a signed wrapper that keeps the bits): reported, never a reason to fail a run
     severity: str = "error"
+    raw_line: int | None = None  # notebooks: the line of the .ipynb file itself (GitHub annotations, SARIF)
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
@@ -167,6 +168,7 @@ class Finding:
             "severity": self.severity,
             "failure": self.failure,
             **({"cell": self.cell} if self.cell is not None else {}),
+            **({"raw_line": self.raw_line} if self.raw_line is not None else {}),
         }
 
     @classmethod
@@ -189,6 +191,7 @@ class Finding:
             cell=data.get("cell"),
             failure=str(data.get("failure", "")),
             severity=str(data.get("severity", "error")),
+            raw_line=data.get("raw_line"),
         )
 
 
@@ -217,9 +220,9 @@ class FileError:
                 "fix": None, "related": [], "severity": "error", "failure": ""}
 
 
-IO_ERROR, DECODE_ERROR, SYNTAX_ERROR, INTERNAL_ERROR = "E902", "E903", "E999", "E900"
+IO_ERROR, DECODE_ERROR, SYNTAX_ERROR, INTERNAL_ERROR, CONFIG_ERROR = "E902", "E903", "E999", "E900", "E904"
 ERROR_NAMES = {IO_ERROR: "io-error", DECODE_ERROR: "decode-error", SYNTAX_ERROR: "syntax-error",
-               INTERNAL_ERROR: "internal-error"}
+               INTERNAL_ERROR: "internal-error", CONFIG_ERROR: "config-error"}
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from .analysis.source import SourceMap
 from .findings import IO_ERROR, FileError, Finding
 from .rewrite.apply import FileChangedError, write_atomic
-from .sources import decode, unified_diff
+from .sources import decode, read_bytes, unified_diff
 
 
 @dataclass
@@ -25,15 +25,14 @@ class NoqaOutcome:
 _NOQA_CODES = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 
 
-def add_noqa(path: str, findings: list[Finding], write: bool = True) -> NoqaOutcome:
+def add_noqa(path: str, findings: list[Finding], write: bool = True, roots: tuple[str, ...] = ()) -> NoqaOutcome:
     """Append ``# noqa: CODE`` to every line with a finding (merging into a ``# noqa: ...`` already
     there); lines that end inside a string or with a backslash continuation are left alone."""
     outcome = NoqaOutcome()
     notebook = None
     try:
         real = os.path.realpath(path)
-        with open(real, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(real)
         if path.endswith(".ipynb"):
             from .notebook import Notebook
 
@@ -83,10 +82,16 @@ def add_noqa(path: str, findings: list[Finding], write: bool = True) -> NoqaOutc
         outcome.diff = unified_diff(path, text, new_text)
         new_bytes = new_text.encode(encoding)
     if write:
+        if roots and not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            outcome.error = FileError(path, f"no noqa comments written: the file resolves to {real}, outside the "
+                                            "folders given", code=IO_ERROR)
+            outcome.added = 0
+            return outcome
         try:
             write_atomic(real, new_bytes, data)
         except (FileChangedError, OSError) as exc:
             outcome.error = FileError(path, f"cannot write noqa comments: {exc}", code=IO_ERROR)
+            outcome.added = 0  # nothing was written: say so, not "Added N"
     return outcome
 
 

@@ -41,16 +41,27 @@ class Notebook:
             raise NotebookError(f"invalid notebook JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             raise NotebookError("invalid notebook: no list of cells")
-        language = (data.get("metadata", {}).get("language_info", {}) or {}).get("name", "python")
+        metadata = data.get("metadata", {})
+        if not isinstance(metadata, dict):
+            raise NotebookError("invalid notebook: its metadata is not an object")
+        info = metadata.get("language_info", {}) or {}
+        language = info.get("name", "python") if isinstance(info, dict) else None
         self.python = language in ("python", "", None)
-        spans = _source_spans(raw)
+        try:
+            spans = _source_spans(raw)
+        except (AssertionError, IndexError, ValueError, KeyError) as exc:  # valid JSON, not a notebook's shape
+            raise NotebookError("invalid notebook: cells of an unexpected shape") from exc
         self.cells: list[Cell] = []
         parts: list[str] = []
         line = 1
         for number, cell in enumerate(data["cells"], 1):
-            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            if not isinstance(cell, dict):
+                raise NotebookError(f"invalid notebook: cell {number} is not an object")
+            if cell.get("cell_type") != "code":
                 continue
             source = cell.get("source", "")
+            if not isinstance(source, (str, list)):
+                raise NotebookError(f"invalid notebook: cell {number} has a non-text source")
             lines = source if isinstance(source, list) else source.splitlines(keepends=True)
             if not all(isinstance(s, str) for s in lines):
                 raise NotebookError(f"invalid notebook: cell {number} has a non-text source")
@@ -73,6 +84,19 @@ class Notebook:
             if line >= cell.first_line:
                 return cell.number, line - cell.first_line + 1
         return (self.cells[0].number if self.cells else 1), 1
+
+    def raw_line(self, number: int, line: int) -> int:
+        """The 1-based line of the raw JSON file where line ``line`` of cell ``number`` is written (the line
+        of its string in a source array; of the cell's one source string otherwise), for tools that point
+        into the file itself (GitHub annotations, SARIF regions)."""
+        for cell in self.cells:
+            if cell.number == number:
+                if cell.items and 1 <= line <= len(cell.items):
+                    offset = cell.items[line - 1][0]
+                else:
+                    offset = cell.span[0]
+                return self.raw.count("\n", 0, offset) + 1
+        return 1
 
     def cell_lines(self, number: int) -> list[str]:
         for cell in self.cells:

@@ -96,6 +96,12 @@ class _Kind(Enum):
     NOWHERE = 5  # no pointer name (a look-alike, `ptrlint`)
 
 
+# Address APIs spelled with a pointer word: sources of value evidence, never judged as names, so that a
+# `pointer-names` setting (which replaces the name patterns) adds name evidence and never removes these.
+ADDRESS_API_WORDS = frozenset({"data_ptr", "getptr", "multicast_ptr", "buffer_ptrs", "buffer_ptrs_dev",
+                               "signal_pad_ptrs", "signal_pad_ptrs_dev", "device_ctypes_pointer"})
+
+
 class _Evidence:
     """What counts as evidence, and where: the regex's matches (pointer words and the address
     catalogue's source words), the configured pointer-name patterns that are not the default, and
@@ -132,6 +138,8 @@ class _Evidence:
             return True  # a source word of the catalogue
         begin, end = _word_bounds(lowered, start)
         word = lowered[begin:end]
+        if word in ADDRESS_API_WORDS:
+            return True  # an address API (`t.data_ptr()`): a source whatever the configured name patterns say
         kind = self._kinds.get(word)
         if kind is None:
             kind = self._kinds[word] = self._kind(word)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 from . import __version__
@@ -21,15 +22,15 @@ def text(findings: list[Finding], errors: list[FileError], show_evidence: bool =
         marker = ""
         if f.fix is not None and (f.fix.safe or unsafe_fixes):
             marker = " [*]"
-        lines.append(f"{location(f.path, f.cell, f.line, f.column)}: {f.code} {_note(f)}{f.message}{marker}")
+        lines.append(f"{location(f.path, f.cell, f.line, f.column)}: {f.code} {_note(f)}{clean(f.message)}{marker}")
         if show_evidence:
             if f.failure:
-                lines.append(f"    failure: {f.failure}")
+                lines.append(f"    failure: {clean(f.failure)}")
             for r in f.related:
-                lines.append(f"    {location(r.path or f.path, r.cell, r.line, r.column)}: {r.message}")
+                lines.append(f"    {location(r.path or f.path, r.cell, r.line, r.column)}: {clean(r.message)}")
     for e in errors:
-        where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
-        lines.append(f"{where}: {e.code} {e.message}")
+        where = f"{clean(e.path)}:{e.line}:{e.column}" if e.line else clean(e.path)
+        lines.append(f"{where}: {e.code} {clean(e.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -80,7 +81,7 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
     for f in findings:
         fixable = f.fix is not None and (f.fix.safe or unsafe_fixes)
         head = f"{paint(location(f.path, f.cell, f.line, f.column), 'bold')}: {paint(f.code, 'red')}"
-        out.append(f"{head} {paint('[*] ', 'cyan') if fixable else ''}{_note(f)}{f.message}")
+        out.append(f"{head} {paint('[*] ', 'cyan') if fixable else ''}{_note(f)}{clean(f.message)}")
         lines = sources.get(f.path, f.cell)
         if 1 <= f.line <= len(lines):
             shown = range(max(1, f.line - 1), min(len(lines), f.line + 1) + 1)
@@ -88,7 +89,7 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
             bar = paint(" " * width + " |", "blue")
             out.append(bar)
             for number in shown:
-                text = lines[number - 1].expandtabs(1)
+                text = clean(lines[number - 1].expandtabs(1))
                 out.append(f"{paint(str(number).rjust(width) + ' |', 'blue')} {text}")
                 if number == f.line:
                     end = f.end_column if f.end_line == f.line else len(text) + 1
@@ -100,20 +101,20 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
             label = f.fix.title or "apply the fix"
             change = _describe_edits(f.fix, lines)
             note = "" if f.fix.safe else " (unsafe: applied with --fix --unsafe-fixes)"
-            out.append(f"{pad}{paint('= help:', 'cyan')} {label}{': ' + change if change else ''}{note}")
+            out.append(f"{pad}{paint('= help:', 'cyan')} {clean(label)}{': ' + clean(change) if change else ''}{note}")
             for other in f.fix.alternatives:  # offered in editors; --fix applies only the fix above
                 change = _describe_edits(other, lines)
-                out.append(f"{pad}{paint('= or:', 'cyan')} {other.title}{': ' + change if change else ''}")
+                out.append(f"{pad}{paint('= or:', 'cyan')} {clean(other.title)}{': ' + clean(change) if change else ''}")
         if show_evidence:
             if f.failure:
-                out.append(f"{pad}{paint('= failure:', 'dim')} {f.failure}")
+                out.append(f"{pad}{paint('= failure:', 'dim')} {clean(f.failure)}")
             for r in f.related:
                 where = location(r.path or f.path, r.cell, r.line, r.column)
-                out.append(f"{pad}{paint('= evidence:', 'dim')} {where}: {r.message}")
+                out.append(f"{pad}{paint('= evidence:', 'dim')} {where}: {clean(r.message)}")
         out.append("")
     for e in errors:
-        where = f"{e.path}:{e.line}:{e.column}" if e.line else e.path
-        out.append(f"{paint(where, 'bold')}: {paint(e.code, 'red')} {e.message}")
+        where = f"{clean(e.path)}:{e.line}:{e.column}" if e.line else clean(e.path)
+        out.append(f"{paint(where, 'bold')}: {paint(e.code, 'red')} {clean(e.message)}")
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -139,8 +140,20 @@ def _describe_edits(fix: Fix, lines: list[str]) -> str:
 
 
 def location(path: str, cell: int | None, line: int, column: int) -> str:
-    """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+    """``path:line:col``, or ``path:cell N:line:col`` in a notebook (the path with control characters escaped)."""
+    path = clean(path)
     return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
+
+
+_CONTROL = {i: f"\\x{i:02x}" for i in (*range(0x20), 0x7f, *range(0x80, 0xa0))}
+_CONTROL.update({0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029", 0x1b: "\\x1b"})
+
+
+def clean(text: str) -> str:
+    """Text from the tree (file names, identifiers, string keys) with every control character and line
+    separator escaped: one finding is one line, and nothing it quotes can start a line of its own (CI
+    systems read lines such as ``::warning::`` as commands) or drive the terminal."""
+    return text.translate(_CONTROL)
 
 
 def summary(findings: list[Finding], errors: list[FileError], fixed: int, unsafe_fixes: bool) -> str:
@@ -194,7 +207,7 @@ def fixes_applied(applied: list[Finding]) -> str:
     total = sum(sum(c.values()) for c in by_file.values())
     lines = [f"Fixed {total} finding{'s' if total != 1 else ''}:"]
     for path in sorted(by_file):
-        lines.append(f"- {path}:")
+        lines.append(f"- {clean(path)}:")
         for code, n in sorted(by_file[path].items()):
             lines.append(f"    {n} \u00d7 {code} ({RULES_BY_CODE[code].name})")
     return "\n".join(lines) + "\n"
@@ -218,12 +231,15 @@ def _escape_property(value: str) -> str:
 def github(findings: list[Finding], errors: list[FileError]) -> str:
     lines = []
     for f in findings:
-        props = (
-            f"file={_escape_property(f.path)},line={f.line},col={f.column},"
-            f"endLine={f.end_line},endColumn={f.end_column},title={_escape_property(f.code + ' ' + f.name)}"
-        )
+        if f.cell is not None:  # a notebook: the annotation points at the line of the .ipynb file itself
+            line = f.raw_line or 1
+            where = f"line={line},endLine={line}"
+        else:
+            where = f"line={f.line},col={f.column},endLine={f.end_line},endColumn={f.end_column}"
+        props = f"file={_escape_property(f.path)},{where},title={_escape_property(f.code + ' ' + f.name)}"
         command = "notice" if f.severity == NOTE else "error"
-        lines.append(f"::{command} {props}::{_escape_data(f.code + ' ' + f.message)}")
+        cell = f" (cell {f.cell}, line {f.line})" if f.cell is not None else ""
+        lines.append(f"::{command} {props}::{_escape_data(f.code + ' ' + f.message + cell)}")
     for e in errors:
         props = f"file={_escape_property(e.path)}" + (f",line={e.line},col={e.column}" if e.line else "")
         lines.append(f"::error {props},title={e.code} {e.name}::{_escape_data(e.code + ' ' + e.message)}")
@@ -231,11 +247,59 @@ def github(findings: list[Finding], errors: list[FileError]) -> str:
 
 
 def _uri(path: str) -> str:
-    return Path(path).as_posix()
+    """A SARIF ``uri``: the relative path, percent-encoded (RFC 3986) but for its ``/`` separators."""
+    return quote(Path(path).as_posix(), safe="/")
 
 
 def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+
+def _sarif_result(f: Finding, rule_index: int) -> dict[str, Any]:
+    """One finding as a SARIF result: its region (a notebook's: the .ipynb line), evidence, fixes."""
+    result: dict[str, Any] = {
+        "ruleId": f.code,
+        "ruleIndex": rule_index,
+        "level": "note" if f.severity == NOTE else "error",
+        "message": {"text": f.message + (f" Failure: {f.failure}" if f.failure else "")},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri(f.path)},
+                # a notebook: the line of the .ipynb file itself; the cell and its line are properties
+                "region": _region(f.line, f.column, f.end_line, f.end_column) if f.cell is None
+                else {"startLine": f.raw_line or 1},
+            },
+            **({"properties": {"cell": f.cell, "cellLine": f.line, "cellColumn": f.column}}
+               if f.cell is not None else {}),
+        }],
+    }
+    if f.related:
+        result["relatedLocations"] = [
+            {
+                "id": i,
+                "message": {"text": r.message},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(r.path or f.path)},
+                    "region": {"startLine": r.line, "startColumn": r.column},
+                },
+            }
+            for i, r in enumerate(f.related)
+        ]
+    if f.fix is not None:  # the fix first, then the unsafe alternatives it offers
+        result["fixes"] = [{
+            "description": {"text": fix.title + ("" if fix.safe else " (unsafe)")},
+            "artifactChanges": [{
+                "artifactLocation": {"uri": _uri(f.path)},
+                "replacements": [
+                    {
+                        "deletedRegion": _region(*e.location, *e.end_location),
+                        "insertedContent": {"text": e.text},
+                    }
+                    for e in fix.edits
+                ],
+            }],
+        } for fix in (f.fix, *f.fix.alternatives)]
+    return result
 
 
 def sarif(findings: list[Finding], errors: list[FileError]) -> str:
@@ -252,48 +316,7 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
             "defaultConfiguration": {"level": "error"},
             "properties": {"fix": rule.fix_availability},
         })
-    results = []
-    for f in findings:
-        result: dict[str, Any] = {
-            "ruleId": f.code,
-            "ruleIndex": index[f.code],
-            "level": "note" if f.severity == NOTE else "error",
-            "message": {"text": f.message + (f" Failure: {f.failure}" if f.failure else "")},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(f.path)},
-                    "region": _region(f.line, f.column, f.end_line, f.end_column),
-                },
-                **({"properties": {"cell": f.cell}} if f.cell is not None else {}),
-            }],
-        }
-        if f.related:
-            result["relatedLocations"] = [
-                {
-                    "id": i,
-                    "message": {"text": r.message},
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(r.path or f.path)},
-                        "region": {"startLine": r.line, "startColumn": r.column},
-                    },
-                }
-                for i, r in enumerate(f.related)
-            ]
-        if f.fix is not None:  # the fix first, then the unsafe alternatives it offers
-            result["fixes"] = [{
-                "description": {"text": fix.title + ("" if fix.safe else " (unsafe)")},
-                "artifactChanges": [{
-                    "artifactLocation": {"uri": _uri(f.path)},
-                    "replacements": [
-                        {
-                            "deletedRegion": _region(*e.location, *e.end_location),
-                            "insertedContent": {"text": e.text},
-                        }
-                        for e in fix.edits
-                    ],
-                }],
-            } for fix in (f.fix, *f.fix.alternatives)]
-        results.append(result)
+    results = [_sarif_result(f, index[f.code]) for f in findings]
     for e in sorted(errors, key=lambda e: (e.path, e.line, e.column)):  # a file not checked is a result too
         location: dict[str, Any] = {"artifactLocation": {"uri": _uri(e.path)}}
         if e.line:

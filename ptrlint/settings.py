@@ -8,6 +8,7 @@ configuration file.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable
@@ -52,10 +53,19 @@ class Settings:
     prefilter: bool = True
     render_edits: bool = False  # fill in every fix's text edits (JSON/SARIF output, LSP): costs a libcst parse
     project_index: bool = True  # evidence across the modules of a project (ptrlint/project/)
+    # where --fix may write: the real paths of the folders given (a file given: its folder); a file that
+    # resolves outside them (a symbolic link out of the tree) is never written
+    write_roots: tuple[str, ...] = ()
 
     @property
     def fixing(self) -> bool:
         return self.fix or self.diff
+
+    def may_write(self, real: str) -> bool:
+        """Whether a fixed file at ``real`` (its resolved path) lies inside a folder the user gave."""
+        if not self.write_roots:
+            return True
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.write_roots)
 
 
 def per_file_ignored(path: str, config: Config) -> set[str]:

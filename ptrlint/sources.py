@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import difflib
 import io
+import errno
 import os
+import stat
 import tokenize
 from functools import lru_cache
 
@@ -18,12 +20,29 @@ def decode(data: bytes) -> tuple[str, str]:
     return data.decode(encoding), encoding
 
 
+def read_bytes(path: str) -> bytes:
+    """A file's bytes, only if it is a regular file (raises OSError otherwise): the tree is untrusted, and
+    opening a FIFO named ``x.py`` would wait forever, a device never end. The open does not block; the
+    type is checked on the open file, so a file swapped for a FIFO meanwhile is refused all the same."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def read_source(path: str) -> tuple[str, bytes, str, str] | FileResult:
     """(real path, bytes, text, encoding), or a FileResult carrying the error."""
     try:
         real = real_path(path)
-        with open(real, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(real)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if os.path.islink(path) and not os.path.exists(path):
@@ -37,8 +56,9 @@ def read_source(path: str) -> tuple[str, bytes, str, str] | FileResult:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    shown = path.encode("unicode_escape").decode("ascii") if not path.isprintable() else path  # one header line each
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{shown}", tofile=f"b/{shown}"
     )
     out = []
     for line in lines:

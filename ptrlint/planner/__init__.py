@@ -16,6 +16,7 @@ from typing import Sequence
 
 from .. import engine
 from ..findings import FileResult
+from .workers import die_with_parent
 from ..settings import Settings
 from ..sources import file_size
 from .files import lint_file, lint_notebook, process_file, quick_result
@@ -68,7 +69,7 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
                 continue
             pending.append(i)
             if pool is None and jobs > 1 and len(pending) >= POOL_MIN_PARSES:
-                pool = ProcessPoolExecutor(max_workers=jobs)
+                pool = ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent)
             if pool is not None:
                 for j in pending:
                     futures[j] = pool.submit(_worker, (paths[j], settings))

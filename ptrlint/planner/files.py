@@ -12,12 +12,12 @@ from dataclasses import replace
 from .. import engine
 from ..cache import Cache
 from ..engine import ProjectLink
-from ..findings import DECODE_ERROR, IO_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix
+from ..findings import DECODE_ERROR, INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix
 from ..notebook import Notebook, NotebookError
 from ..prefilter import prefilter
 from ..rewrite.apply import FileChangedError, write_atomic
 from ..settings import Settings
-from ..sources import read_source, unified_diff
+from ..sources import read_bytes, read_source, unified_diff
 
 
 def quick_result(path: str, settings: Settings) -> FileResult | None:
@@ -77,7 +77,7 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
         if settings.diff:
             result.diff = unified_diff(path, text, result.new_text)
         elif settings.fix:  # a preview (--diff) never writes
-            result.error = _write_fixed(path, real, result.new_text.encode(encoding), data)
+            _keep_if_unwritten(result, _write_fixed(path, real, result.new_text.encode(encoding), data, settings))
     if settings.cache_dir and result.error is None and result.new_text is None and link is None:
         Cache(settings.cache_dir).put(Cache.key(data, settings), result.findings)
     return result
@@ -85,11 +85,19 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
 
 def lint_notebook(path: str, settings: Settings) -> FileResult:
     """A notebook: its code cells analysed as one module (without the project index), findings
-    reported per cell, fixes written back into the cells' JSON strings only."""
+    reported per cell, fixes written back into the cells' JSON strings only. Never raises: a notebook
+    ptrlint cannot handle is one error result, and the others are linted."""
+    try:
+        return _lint_notebook(path, settings)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        return FileResult(path=path, error=FileError(path, f"internal error on this notebook: {type(exc).__name__}: "
+                                                           f"{exc}; please report it", code=INTERNAL_ERROR))
+
+
+def _lint_notebook(path: str, settings: Settings) -> FileResult:
     try:
         real = os.path.realpath(path)
-        with open(real, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(real)
         notebook = Notebook(data.decode("utf-8"))
     except OSError as exc:
         return FileResult(path=path, error=FileError(path, f"cannot read file: {exc.strerror or exc}", code=IO_ERROR))
@@ -118,14 +126,26 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
         if settings.diff:
             result.diff = notebook.diff(path, new_raw)
         elif settings.fix:  # a preview (--diff) never writes
-            result.error = _write_fixed(path, real, new_raw.encode("utf-8"), data)
+            _keep_if_unwritten(result, _write_fixed(path, real, new_raw.encode("utf-8"), data, settings))
     elif key:
         Cache(settings.cache_dir).put(key, result.findings)  # type: ignore[arg-type]
     return result
 
 
-def _write_fixed(path: str, real: str, new: bytes, original: bytes) -> FileError | None:
+def _keep_if_unwritten(result: FileResult, error: FileError | None) -> None:
+    """A fix that could not be written fixed nothing: its findings stay in the report, beside the reason."""
+    if error is None:
+        return
+    result.error = error
+    result.findings = sorted([*result.applied, *result.findings], key=Finding.sort_key)
+    result.applied, result.fixed, result.new_text = [], 0, None
+
+
+def _write_fixed(path: str, real: str, new: bytes, original: bytes, settings: Settings) -> FileError | None:
     """Write a fixed file atomically; the error to report instead (E902) when it cannot be."""
+    if not settings.may_write(real):
+        return FileError(path, f"not fixed: the file resolves to {real}, outside the folders given (a symbolic link "
+                               "out of the tree); ptrlint writes only inside them", code=IO_ERROR)
     try:
         write_atomic(real, new, original)
     except FileChangedError as exc:
@@ -150,4 +170,5 @@ def to_cells(finding: Finding, notebook: object) -> Finding:
         ), alternatives=tuple(in_cells(a) for a in fix.alternatives))
 
     fix = in_cells(finding.fix) if finding.fix is not None else None
-    return replace(finding, line=line, end_line=end_line, cell=cell, related=related, fix=fix)
+    raw_line = notebook.raw_line(cell, line)  # type: ignore[attr-defined]
+    return replace(finding, line=line, end_line=end_line, cell=cell, related=related, fix=fix, raw_line=raw_line)

@@ -32,7 +32,7 @@ from ..project.link import ModuleLink
 from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
-from ..sources import file_size, read_source, real_path
+from ..sources import file_size, read_bytes, read_source, real_path
 from .connections import CandidateRounds, Connections, OwnSymbols, connections_of
 from .files import lint_file
 from .manifest import Manifest, signature
@@ -68,7 +68,7 @@ class ProjectRun:
         self.tasks: dict[str, Task] = {}  # by real path
         self.results: dict[str, FileResult] = {}
         self.cache = Cache(settings.cache_dir) if settings.cache_dir else None
-        self.manifest = Manifest(settings.cache_dir, Cache.key(b"", settings, "manifest")) if settings.cache_dir else None
+        self.manifest = Manifest(self.cache.directory, Cache.key(b"", settings, "manifest")) if self.cache else None
         self._full_view: ProjectView | None = None
         self._last_view: ProjectView | None = None  # the latest view built: what it asked, the next one keeps
         self._consumers = ProjectConsumers()  # modules read for consumer answers, kept across rounds
@@ -451,8 +451,7 @@ def _imports_any(real: str, linted: set[str], manifest: Manifest | None, setting
     record = manifest.get(real, sig) if manifest is not None else None
     if record is None or (record["evidence"] and "imported_modules" not in record):
         try:
-            with open(real, "rb") as handle:
-                text = handle.read().decode("utf-8", errors="replace")
+            text = read_bytes(real).decode("utf-8", errors="replace")
         except OSError:
             return False
         evidence = has_evidence(text, settings.config)

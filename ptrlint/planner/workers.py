@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 import gc
 import os
+import signal
+import sys
 import pickle
 import shutil
 import tempfile
@@ -75,9 +77,24 @@ _PARTIAL: frozenset[str] = frozenset()
 _LOADED: str | None = None  # the file the worker's plan was loaded from
 
 
+def die_with_parent() -> None:
+    """A worker ends when the process that started it ends, however it ends (killed included): Linux's
+    parent-death signal. Elsewhere the workers notice on their next job (the executor's own check)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def use_view(view: ProjectView) -> None:
     """The initializer of a pool started with the view (a settle round)."""
     global _VIEW, _LOADED
+    die_with_parent()
     _VIEW, _LOADED = view, None
 
 
@@ -85,8 +102,38 @@ def _start_worker(collect: bool) -> None:
     """The initializer of a run's pool: the collector as it was before the planner paused it for
     the classification (the workers are forked inside that pause: see ``ProjectRun._run``), since
     the workers live on to analyse modules."""
+    die_with_parent()
     if collect:
         gc.enable()
+
+
+PLAN_PREFIX = "ptrlint-plan-"
+
+
+def sweep_stale_plans() -> None:
+    """Remove the plan folders of runs whose process is gone (killed before it could remove its own)."""
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(PLAN_PREFIX):
+            continue
+        pid = name[len(PLAN_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's: not ours to remove
+    return True
 
 
 def _plan_view(published: str | None) -> ProjectView | None:
@@ -197,7 +244,8 @@ class RunPool:
         """Each worker parses its share of ``paths`` (largest first) until the plan is published."""
         if self._pool is None or not paths or self._ahead:
             return
-        self._folder = tempfile.mkdtemp(prefix="ptrlint-plan-")
+        sweep_stale_plans()
+        self._folder = tempfile.mkdtemp(prefix=f"{PLAN_PREFIX}{os.getpid()}-")
         self._published = os.path.join(self._folder, "plan.pickle")
         shares = [paths[i::self.jobs] for i in range(self.jobs)]
         self._ahead = [(share, self._pool.submit(parse_ahead, share, settings, self._published)) for share in shares if share]

@@ -37,6 +37,7 @@ from ..analysis.semantic.records import FunctionNode
 from ..analysis.boundary import ModuleContext
 from ..analysis.options import AnalysisOptions
 from ..analysis.source import SourceMap
+from ..sources import read_bytes
 from ..analysis.values.lattice import Location
 from ..analysis.values.facts import ModuleFacts
 from ..config import DEFAULT_EXCLUDE
@@ -181,7 +182,7 @@ class ProjectConsumers:
         """(text, offsets of its top-level ``def`` lines by name, what its imports bind), once per file."""
         if path not in self._texts:
             try:
-                text = Path(path).read_bytes().decode("utf-8", errors="replace")
+                text = read_bytes(path).decode("utf-8", errors="replace")
             except OSError:
                 text = ""
             module, is_package = module_name(path)
@@ -302,8 +303,7 @@ class ProjectConsumers:
                         table[real] = known
                     continue
                 try:
-                    with open(path, "rb") as handle:
-                        text = handle.read().decode("utf-8", errors="replace")
+                    text = read_bytes(path).decode("utf-8", errors="replace")
                 except OSError:
                     continue
                 if "import" not in text:
@@ -317,7 +317,7 @@ def _analysed(path: str, options: AnalysisOptions) -> Iterator[_Module | None]:
     """One module read and analysed afresh for one question, and released after it (so that
     reference counting frees its tree and facts: ptrlint/gcpause.py)."""
     try:
-        text: str | None = Path(path).read_bytes().decode("utf-8", errors="replace")
+        text: str | None = read_bytes(path).decode("utf-8", errors="replace")
     except OSError:
         text = None
     tree = _parse(text) if text is not None else None
@@ -362,9 +362,8 @@ def _spelling(pattern: str, among: list[str]) -> list[str]:
     out = []
     for path in among:
         try:
-            with open(path, "rb") as handle:
-                if compiled.search(handle.read()) is None:
-                    continue
+            if compiled.search(read_bytes(path)) is None:
+                continue
         except OSError:
             continue
         out.append(path)

@@ -61,14 +61,21 @@ def _overlaps(a: Edit, b: Edit) -> bool:
 
 
 def write_atomic(path: str, data: bytes, original: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temp file + rename in the same folder.
+    """Replace ``path``'s content with ``data``, keeping the file what it was: its mode, owner and group, and
+    its hard links.
 
-    Keeps the file mode; refuses files the user may not write and files whose content is no longer
-    ``original`` (changed by someone else since we read it).
+    A file with one link is replaced atomically (a temp file in the same folder, given the original's mode,
+    owner and group, then renamed over it); a file with several links is rewritten in place, since a
+    rename would give this path a new inode and leave the other links with the old text. Refuses files
+    the user may not write and files whose content is no longer ``original`` (changed by someone else
+    since we read it).
     """
     st = os.stat(path)
     if not os.access(path, os.W_OK):  # the OS decides, as for any editor (root may write read-only files)
         raise PermissionError(13, "permission denied (read-only file); not fixed")
+    if st.st_nlink > 1:
+        _write_in_place(path, data, original)
+        return
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".ptrlint.tmp")
     try:
@@ -77,6 +84,7 @@ def write_atomic(path: str, data: bytes, original: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        _keep_owner(tmp, st)
         with open(path, "rb") as handle:
             if handle.read() != original:
                 raise FileChangedError(f"{path}: changed on disk while ptrlint was fixing it; not overwritten")
@@ -87,3 +95,28 @@ def write_atomic(path: str, data: bytes, original: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _keep_owner(tmp: str, st: os.stat_result) -> None:
+    """Give the new file the original's owner and group (a fix run as root must not take a user's file);
+    where the OS refuses (an ordinary user may not give files away), the original must already be ours."""
+    if not hasattr(os, "chown"):
+        return
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except PermissionError:
+        mine = os.stat(tmp)
+        if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+            raise PermissionError(1, "cannot keep the file's owner and group; not fixed") from None
+
+
+def _write_in_place(path: str, data: bytes, original: bytes) -> None:
+    """Rewrite a hard-linked file through its own inode (every link sees the fix)."""
+    with open(path, "r+b") as handle:
+        if handle.read() != original:
+            raise FileChangedError(f"{path}: changed on disk while ptrlint was fixing it; not overwritten")
+        handle.seek(0)
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())

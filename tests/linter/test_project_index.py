@@ -311,8 +311,6 @@ def test_the_consumer_reader_takes_the_imports_the_planner_read(tmp_path, monkey
     """The planner reads the import lines of every module it makes a task of (in a worker, when it
     classifies a given file); the reader of consumer modules takes those instead of reading the
     files again, and its table is what reading them would give."""
-    import builtins
-
     import ptrlint.project.consumers as consumers
     from ptrlint.config import Config
     from ptrlint.engine import Settings, select_codes
@@ -325,9 +323,8 @@ def test_the_consumer_reader_takes_the_imports_the_planner_read(tmp_path, monkey
     reader = run._consumers
     assert {str(tmp_path / "pkg" / n) for n in ("tables.py", "use.py")} <= set(reader._known)
     opened: list[str] = []
-    real_open = builtins.open
-    monkeypatch.setattr(consumers, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k),
-                        raising=False)
+    real_read = consumers.read_bytes  # every file of the tree is read through it (a regular file only)
+    monkeypatch.setattr(consumers, "read_bytes", lambda p: opened.append(str(p)) or real_read(p))
     reader._imports.clear()
     importers = reader._importers(tmp_path / "pkg" / "tables.py", "pkg.tables")
     assert sorted(opened) == [str(tmp_path / "pkg" / n) for n in ("__init__.py", "plain.py")]  # no tasks of these

@@ -16,6 +16,8 @@ from ..semantic.model import SemanticModel
 from ..semantic.syntax import attr_name
 
 TWO_64 = 1 << 64
+SPINE_FROM = 16  # chains shorter than this recurse as usual
+MAX_SPINE = 100_000
 
 
 class Arithmetic:
@@ -25,6 +27,7 @@ class Arithmetic:
         self.c, self.e, self.flow, self.names = model, evaluator, flow, model.options.names
 
     def binop_value(self, expr: ast.BinOp) -> Value | None:
+        self._settle_left_spine(expr)
         value = self._binop_value(expr)
         if value is None or value.array:
             return value
@@ -36,6 +39,20 @@ class Arithmetic:
             # dtype silently) or an array, whose elements are its bits, not Python ints
             return replace(value, kind=Kind.SEQ, array=True, python_int=False)
         return value
+
+    def _settle_left_spine(self, expr: ast.BinOp) -> None:
+        """A long chain (``a + b + c + ...`` nests to the left, one level a term) is evaluated from its
+        innermost operation outward, each value kept by the evaluator, so that evaluating the chain never
+        recurses more than one level deep (a 1,000-term sum is valid Python, and must not be E999)."""
+        spine: list[ast.BinOp] = []
+        node: ast.expr = expr.left
+        while isinstance(node, ast.BinOp) and len(spine) < MAX_SPINE:
+            spine.append(node)
+            node = node.left
+        if len(spine) < SPINE_FROM:
+            return
+        for inner in reversed(spine):
+            self.e.value(inner)
 
     def _binop_value(self, expr: ast.BinOp) -> Value | None:
         left, right = self.e.value(expr.left), self.e.value(expr.right)
