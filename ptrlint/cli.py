@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the number of findings per code instead of the findings (JSON with --output-format json)")
     p.add_argument("--fix-only", action="store_true",
                    help="apply fixes, and do not report or fail on the findings left (implies --fix)")
-    p.add_argument("--show-fixes", action="store_true", help="list the fixes --fix applied, by file and code")
+    p.add_argument("--show-fixes", action="store_true",
+                   help="list the fixes --fix applied, by file and code, each with the reader that chose its form")
     p.add_argument("--show-evidence", action="store_true", help="print the evidence under each finding (text formats)")
     p.add_argument("--version", action="version", version=f"ptrlint {__version__}")
     p.add_argument("--list-rules", action="store_true", help="list the rules and exit")

@@ -200,7 +200,8 @@ def statistics_json(findings: list[Finding]) -> str:
 
 
 def fixes_applied(applied: list[Finding]) -> str:
-    """``--show-fixes``: the fixes applied, per file and code (as ruff lists them)."""
+    """``--show-fixes``: the fixes applied, per file and code (as ruff lists them), then each one with the
+    form it took and the reader that chose it (the fix's title: ``... (.view(torch.int64)): line 12: ...``)."""
     by_file: dict[str, Counter[str]] = {}
     for finding in applied:
         by_file.setdefault(finding.path, Counter())[finding.code] += 1
@@ -210,6 +211,10 @@ def fixes_applied(applied: list[Finding]) -> str:
         lines.append(f"- {clean(path)}:")
         for code, n in sorted(by_file[path].items()):
             lines.append(f"    {n} \u00d7 {code} ({RULES_BY_CODE[code].name})")
+        for finding in sorted((f for f in applied if f.path == path), key=Finding.sort_key):
+            title = finding.fix.title if finding.fix is not None else ""
+            lines.append(f"      {location(finding.path, finding.cell, finding.line, finding.column)}: "
+                         f"{finding.code} {clean(title)}")
     return "\n".join(lines) + "\n"
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import ast
 
-from .consumer_parts import ConsumersPart
+from .consumer_parts import ConsumersPart, UseSearch
+from .dtype_match import DtypeMatch
 from ..semantic.syntax import attr_name
-from .uses import LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
+from .uses import COMBINING_FUNCTIONS, LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
 from ..semantic.records import MemberKey
 
 # Methods of a list, tuple or dict that read nothing of a table it holds.
@@ -34,6 +35,10 @@ def _constant(node: ast.AST) -> object:
 
 class HeldUses(ConsumersPart):
     """The uses of a value that holds a table (``trail.path`` not empty)."""
+
+    def __init__(self, search: UseSearch) -> None:
+        super().__init__(search)
+        self.match = DtypeMatch(search)
 
     def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
         u = self.u
@@ -132,7 +137,7 @@ class HeldUses(ConsumersPart):
             if isinstance(target, (ast.Name, ast.Attribute)):
                 return u.follow_target(target, trail, visited)
             if isinstance(target, ast.Subscript):
-                return [Use(UseKind.READY, node, "copied into another buffer")]
+                return self.match.stored_into(target, node, trail, visited)
             if isinstance(target, (ast.Tuple, ast.List)):
                 return [Use(UseKind.READBACK, node, "unpacked into Python values", trail.after)]
             return []
@@ -177,7 +182,12 @@ class HeldUses(ConsumersPart):
                              visited)
         if kind in ("index", "item") and any(q.startswith(("torch.", "numpy.")) for q in qnames):
             # `torch.stack(tables)`, `dist.all_gather(tables, mine)`: torch and numpy take a sequence of
-            # tensors as the tensors themselves
+            # tensors as the tensors themselves; a combining one (`torch.cat([header, table])`) is judged
+            # on the element itself, beside its partners
+            step = trail.path[0][1]
+            if qnames & COMBINING_FUNCTIONS and isinstance(expr, (ast.List, ast.Tuple)) and isinstance(step, int) \
+                    and 0 <= step < len(expr.elts):
+                return u.kinds.argument_use(call, expr.elts[step], trail.out(), visited, keyword)
             return u.kinds.argument_use(call, expr, trail.out(), visited, keyword)
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and not qnames:
             return u.container_uses(func.value, trail, visited)

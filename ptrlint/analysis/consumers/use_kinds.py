@@ -14,7 +14,8 @@ from ...names import (
     VIEW_ATTRIBUTES,
     classify_string_dtype,
 )
-from .consumer_parts import ConsumersPart
+from .consumer_parts import ConsumersPart, UseSearch
+from .dtype_match import DtypeMatch
 from ..values.lattice import Kind
 from ..semantic.records import FunctionNode
 from ..semantic.syntax import attr_name, dotted, positional
@@ -34,6 +35,7 @@ from .uses import (
     SAME_TABLE_FUNCTIONS,
     SAME_TABLE_METHODS,
     TENSOR_ARGUMENT_METHODS,
+    DTYPE_MATCHING_METHODS,
     WRITE_METHODS,
     Path,
     Trail,
@@ -44,6 +46,10 @@ from .uses import (
 
 class UseClassifier(ConsumersPart):
     """What the code around one load of a table does with it (see the module docstring)."""
+
+    def __init__(self, search: UseSearch) -> None:
+        super().__init__(search)
+        self.match = DtypeMatch(search)
 
     @staticmethod
     def copied(call: ast.Call, name: str, after: bool) -> list[Use]:
@@ -182,6 +188,11 @@ class UseClassifier(ConsumersPart):
         if qnames & REDUCED_COPIES and not numpy:
             return [Use(UseKind.INT64, call, f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled "
                                              "form)", after)]
+        partner = self.match.combined_with(call, expr, qnames)
+        if partner is not None:  # `torch.cat([old, table])`, `torch.where(m, table, other)`: the dtypes must match
+            return [Use(UseKind.INT64, call, f"combined with `{partner}` by `{spelled}()`, whose dtype must match "
+                                             "(uint64 does not promote with int64)", after),
+                    *self.copied(call, spelled, after), *self.u.context(call, trail.step(), visited)]
         if qnames & SAME_TABLE_FUNCTIONS:
             same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
             if any(q.startswith("numpy.") for q in qnames):
@@ -208,6 +219,8 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.READY, call, "logged")]
         if isinstance(func, ast.Attribute) and func.attr in TENSOR_ARGUMENT_METHODS and not qnames:
             return [Use(UseKind.READY, call, f"`.{func.attr}()` of another buffer")]
+        if isinstance(func, ast.Attribute) and func.attr in DTYPE_MATCHING_METHODS and not qnames and not numpy:
+            return [self.match.source_of(call, func, after)]
         target = c.types.function_called(func) or self.inherited(func)
         if target is not None:
             return self.u.call_parameter_uses(target, call, expr, trail, visited)

@@ -177,8 +177,17 @@ READY_METHODS = frozenset({
 WRITE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "index_fill_", "masked_fill_", "scatter_",
                             "put_", "random_", "uniform_", "normal_"})
 # Methods of another tensor or array that take the table as a tensor argument and work on uint64.
-TENSOR_ARGUMENT_METHODS = frozenset({"copy_", "index_copy_", "masked_scatter_", "set_", "scatter_", "put_",
-                                      "copyto", "view_as", "expand_as", "type_as", "new_tensor", "equal", "eq", "ne"})
+TENSOR_ARGUMENT_METHODS = frozenset({"copy_", "copyto", "view_as", "expand_as", "type_as", "new_tensor", "equal",
+                                      "eq", "ne"})
+# Methods of another tensor that take the table as their source and require the two dtypes to match
+# (measured on torch 2.13: `index_copy_(): self and source expected to have the same dtype`): a uint64
+# table into an int64 buffer raises. `copy_` converts instead (above).
+DTYPE_MATCHING_METHODS = frozenset({"index_copy_", "masked_scatter_", "scatter_", "put_", "set_", "index_put_",
+                                    "index_put", "index_copy", "masked_scatter", "scatter", "put"})
+# Functions that combine the table with other tensors: uint64 does not promote with int64 (torch 2.13:
+# `Promotion for uint16, uint32, uint64 types is not supported`).
+COMBINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
+                                 "torch.vstack", "torch.where"})
 READBACK_METHODS = frozenset({"tolist", "item", "__iter__", "tobytes", "__int__"})
 ORDER_METHODS = frozenset({
     "max", "min", "amax", "amin", "argmax", "argmin", "aminmax", "searchsorted", "bucketize", "lt", "gt", "le", "ge",
