@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ...discovery import display_path
 from ...findings import ERROR, NOTE
 from ..semantic.records import Creation, MemberKey
 from ..values.lattice import Location, Value
@@ -123,7 +124,7 @@ class HarmModel(ConsumersPart):
         if creation.library is None or entry.numpy is None:  # a buffer factory's, or a store not seen here
             effect = "torch or numpy raises"
         line = entry.node.line if isinstance(entry.node, Location) else getattr(entry.node, "lineno", 0)
-        where = f"{entry.node.path}:{line}" if isinstance(entry.node, Location) else f"line {line}"
+        where = f"{display_path(entry.node.path)}:{line}" if isinstance(entry.node, Location) else f"line {line}"
         if entry.encoding == "raw":
             who = f"an address ({source_of(entry.value)})"
         else:

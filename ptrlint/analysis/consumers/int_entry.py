@@ -40,7 +40,7 @@ class PythonInts(ConsumersPart):
         if elsewhere:
             value = elsewhere[0]
             node = next((n for n, _ in value.evidence if isinstance(n, Location)), None)
-            return Entry(node or creation.call, "by a store in another module", value)
+            return Entry(node or creation.call, "by a store in another module", value, numpy=None)  # torch or numpy
         return None
 
     def _entry_into(self, root: Key, depth: int, seen: set[Key]) -> Entry | None:
