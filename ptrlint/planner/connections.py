@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.options import AnalysisOptions
+from ..analysis.values.lattice import Origin
 from ..names import NamePatterns
 from ..project.summary import ModuleSummary
 from ..project.view import ProjectView
@@ -133,7 +134,11 @@ class CandidateRounds:
 def connections_of(view: ProjectView, known: dict[int, OwnSymbols] | None = None) -> Connections:
     """The view's :class:`Connections` (``known``: see :func:`_pointer_symbols`)."""
     symbols, classes = _pointer_symbols(view, known)
-    return Connections(symbols, classes, {k.rpartition(".")[0].rpartition(".")[0] for k in view.writes_by_target})
+    # a module is written into when another stores addresses into its classes (a binding's values in
+    # their own encoding, FOREIGN, never make a finding in a module without evidence of its own)
+    written = {k.rpartition(".")[0].rpartition(".")[0] for k, values in view.writes_by_target.items()
+               if any(v.origin >= Origin.NAMED for v in values)}
+    return Connections(symbols, classes, written)
 
 
 def _pointer_symbols(view: ProjectView, known: dict[int, OwnSymbols] | None = None
@@ -211,7 +216,7 @@ class OwnSymbols:
                     if names.is_pointer_name(field_name):
                         member(f"{module}.{cls}", field_name, True)
         for name, value in (*summary.functions.items(), *summary.attributes.items(), *summary.names.items()):
-            if value.origin >= 1:  # named, wrapped or raw
+            if value.origin >= Origin.NAMED:  # named, wrapped or raw: what a binding hands out connects nothing
                 out.append(f"{module}.{name}")
                 if "." in name:  # the class of a method or attribute
                     owner, _, word = name.rpartition(".")

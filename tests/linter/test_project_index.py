@@ -486,3 +486,37 @@ def test_a_copy_of_the_tree_does_not_read_the_original_s_summaries(tmp_path):
     _run, warm = _index_run(copied, cache)
     related = {r.path for result in warm for f in result.findings for r in f.related if r.path}
     assert related and all(str(original) not in path for path in related)
+
+
+_BINDING_USER = '''import torch
+from pkg.session import handle
+
+
+def staged(n):
+    out = torch.zeros(n, dtype=torch.int64)
+    out[0] = handle()
+    return out
+'''
+
+
+@pytest.mark.parametrize("returned, connected", [
+    ("native.open_session()", False),  # a binding's result, in its own encoding: connects nothing
+    ("t.data_ptr()", True),  # an address: the candidate is analysed, and its table reported
+])
+def test_only_addresses_connect_a_candidate(tmp_path, returned, connected):
+    """A module with a site but no pointer evidence of its own is analysed only when it imports
+    something holding addresses. A function handing out what a binding returned (FOREIGN) cannot give
+    it a finding: before this, every such function of torch connected 800 candidates (55 s cold)."""
+    from ptrlint.planner.tasks import Role
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "session.py").write_text(  # pointer evidence of its own: analysed, summarised
+        f"import native\n\n\ndef handle(t=None):\n    return {returned}\n\n\n"
+        "def base(t):\n    return t.data_ptr()\n")
+    (tmp_path / "pkg" / "user.py").write_text(_BINDING_USER)
+    files = [str(tmp_path / "pkg" / name) for name in ("__init__.py", "session.py", "user.py")]
+    run, results = _index_run(files)
+    user = next(t for t in run.tasks.values() if t.module == "pkg.user")
+    assert (user.role is Role.CONNECTED) is connected
+    assert (("user.py", 6, "PTR001") in _codes(results)) is connected
