@@ -397,6 +397,19 @@ CASES = {
                 table_ptrs.numpy()[i] = t.data_ptr()
             kernel[(1,)](table_ptrs)
         """, NONE),
+    "dict_item_read_by_get": (  # `d[key] = table` then `d.get(key)`: the item read back is the table,
+        # and its only reader wants Python ints (right from uint64): no view needed
+        """
+        import torch
+        class C:
+            def __init__(self):
+                self.tables = {}
+            def add(self, key, ts):
+                table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+                self.tables[key] = table
+            def run(self, key):
+                return self.tables.get(key).tolist()
+        """, UINT64),
     "factory_without_view": (
         """
         import torch

@@ -111,9 +111,9 @@ class HeldUses(ConsumersPart):
         method = node.attr
         if not (isinstance(call, ast.Call) and call.func is node):
             return []
-        if method in ("get", "pop") and kind == "key" and call.args:
-            key = _constant(call.args[0])
-            return u.context(call, trail.out(), visited) if key is ... or key == value else []
+        if method in ("get", "pop", "setdefault") and kind in ("key", "item") and call.args:
+            key = _constant(call.args[0])  # an item of unknown key (`d[k] = table`) may be any
+            return u.context(call, trail.out(), visited) if kind == "item" or key is ... or key == value else []
         if method == "copy":
             return u.context(call, trail.step(), visited)
         if method in ("values", "items") and kind == "key":
