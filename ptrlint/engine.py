@@ -55,12 +55,16 @@ class ProjectLink(Protocol):
     def context(self) -> ModuleContext:
         """A fresh context (module name, view of the other modules) for one analysis."""
 
-    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext) -> IndexShare:
-        """The index's share of one analysis: summary, consulted answers, wanted modules."""
+    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext,
+               omitted: frozenset[str] = frozenset()) -> IndexShare:
+        """The index's share of one analysis: summary, consulted answers, wanted modules. ``omitted``:
+        the names defined by the statements the analysis left out (a large module cut to its relevant
+        statements, :mod:`ptrlint.relevance`); the summary lists them, so a lookup of one of them asks
+        for the module to be analysed whole."""
 
     def whole_module(self) -> bool:
-        """Whether the index keeps a summary of every name of the module (other modules read it):
-        then the analysis sees the whole module, never only its relevant statements."""
+        """Whether another module asked for a name only the whole module defines: then the analysis
+        sees the whole module, never only its relevant statements."""
 
 
 @dataclass
@@ -94,23 +98,24 @@ def parse(text: str) -> ast.Module:
         raise ParseError(f"cannot parse: {exc}") from exc
 
 
-def parse_relevant(text: str, config: Config, may_cut: bool = True) -> ast.Module:
-    """The tree the analysis needs (raises ParseError): a large module's relevant statements alone
-    where ``may_cut`` (no other module reads its names), each other statement parsed on its own and
-    dropped (the file must parse, and an ast of the whole would be its size many times over); else
-    the whole text. Kernel bodies are blanked either way (:func:`parse_host`)."""
+def parse_relevant(text: str, config: Config, may_cut: bool = True) -> tuple[ast.Module, frozenset[str]]:
+    """The tree the analysis needs (raises ParseError), and the names its left-out statements define:
+    a large module's relevant statements alone where ``may_cut``, each other statement parsed on its
+    own and dropped (the file must parse, and an ast of the whole would be its size many times over);
+    else the whole text. Kernel bodies are blanked either way (:func:`parse_host`)."""
     relevant = relevant_text(text, config) if may_cut and len(text) >= REDUCE_FROM else None
+    whole = frozenset[str]()
     if relevant is None:
-        return parse_host(text, parse)
+        return parse_host(text, parse), whole
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for begin, end in relevant.dropped:
             try:
                 ast.parse(text[begin:end])
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return parse_host(text, parse)  # the whole text tells what is wrong (or the cut was)
+                return parse_host(text, parse), whole  # the whole text tells what is wrong (or the cut was)
     module = parse_host(relevant.text, parse)
-    return module if parsed_as_kept(module, relevant) else parse_host(text, parse)
+    return (module, relevant.omitted) if parsed_as_kept(module, relevant) else (parse_host(text, parse), whole)
 
 
 def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None) -> list[Finding]:
@@ -150,12 +155,13 @@ def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str]
 
 def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None,
                     only_summary: bool, tree: ast.Module | None) -> Analysis:
-    module = tree if tree is not None else parse_relevant(text, config, link is None or not link.whole_module())
+    module, omitted = (tree, frozenset[str]()) if tree is not None else \
+        parse_relevant(text, config, link is None or not link.whole_module())
     context = link.context() if link is not None else ModuleContext()
     facts = collect(module, analysis_options(config), context)
     source = SourceMap(text, module)
     findings = [] if only_summary else analyse_facts(facts, module, source, path, config, enabled)
-    shared = link.finish(facts, source, context) if link is not None else None
+    shared = link.finish(facts, source, context, omitted) if link is not None else None
     facts.release()  # the tree and the facts are freed when this returns (ptrlint/gcpause.py)
     if shared is None:
         return Analysis(findings)

@@ -20,8 +20,10 @@ statement keeps its lines and columns. (The analysis follows no name through a s
 ``setattr``, ``globals()`` and ``exec`` are opaque to it.)
 
 The engine parses the kept text and checks that its statements are exactly the kept ones (else it
-parses the whole text); it cuts only where no other module reads this one's names (no summary
-is kept), since those could be any of them.
+parses the whole text). A module other modules read is cut too: its summary lists the names the
+left-out statements define (``omitted``), and a lookup of one of them by another module asks for
+the module to be analysed whole (``project/view.py``, ``planner/index.py``), so what another
+module reads of it is always what the whole module says.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class Relevant(NamedTuple):
     firsts: list[int]
     lasts: list[int]
     with_code: list[bool]  # whether the statement holds code (not only comments)
+    omitted: frozenset[str] = frozenset()  # the names the left-out statements define (a superset)
 
 
 def relevant_text(text: str, config: Config) -> Relevant | None:
@@ -77,7 +80,8 @@ def relevant_text(text: str, config: Config) -> Relevant | None:
     bounds = list(zip(starts, [*starts[1:], len(text)]))
     pieces = [text[begin:end] for begin, end in bounds]
     mentions = [frozenset(_IDENTIFIER.findall(piece)) for piece in pieces]
-    defines = [_defined(code) for code in codes]
+    binds = [_bound(code) for code in codes]
+    defines = [_defined(names) for names in binds]
     kept = [i for i, (piece, code) in enumerate(zip(pieces, codes))
             if _imports(code) or any(evidence_and_site(piece, config))]
     keep = _closure(kept, mentions, defines) if len(kept) < len(pieces) else set(kept)
@@ -88,6 +92,7 @@ def relevant_text(text: str, config: Config) -> Relevant | None:
     firsts: list[int] = []
     lasts: list[int] = []
     with_code: list[bool] = []
+    omitted: set[str] = set()
     line = 1
     for i, piece in enumerate(pieces):
         breaks = _NEWLINES.findall(piece)
@@ -99,8 +104,9 @@ def relevant_text(text: str, config: Config) -> Relevant | None:
         else:
             out.append("".join(breaks))
             dropped.append(bounds[i])
+            omitted |= binds[i]
         line += len(breaks)
-    return Relevant("".join(out), dropped, firsts, lasts, with_code)
+    return Relevant("".join(out), dropped, firsts, lasts, with_code, frozenset(omitted))
 
 
 def parsed_as_kept(module: ast.Module, relevant: Relevant) -> bool:
@@ -153,8 +159,14 @@ def _closure(seeds: list[int], mentions: list[frozenset[str]], defines: list[fro
     return keep
 
 
-def _defined(code: str) -> frozenset[str]:
-    """The names a top-level statement (its code: no strings, no comments) defines for the others."""
+def _defined(bound: frozenset[str]) -> frozenset[str]:
+    """Of the names a top-level statement binds, those it defines for the others (no keywords,
+    builtins, ``self`` or dunders: every statement would share them)."""
+    return frozenset(n for n in bound - _NOT_NAMES if not (n[:2] == "__" and n[-2:] == "__"))
+
+
+def _bound(code: str) -> frozenset[str]:
+    """The names a top-level statement (its code: no strings, no comments) binds."""
     bound = [*_BINDERS.findall(code)]
     targets = [*_TARGETS.findall(code), *_ANNOTATED.findall(code)]
     if _DEFINITION.match(code) is None:  # the module's own names
@@ -165,8 +177,7 @@ def _defined(code: str) -> frozenset[str]:
         for indent, target in targets:
             (bound if indent == body else stored).append(target)
         bound.extend(_STORED_ATTRIBUTE.findall(" ".join(stored)))
-    names = set(_IDENTIFIER.findall(" ".join(bound)))
-    return frozenset(n for n in names - _NOT_NAMES if not (n[:2] == "__" and n[-2:] == "__"))
+    return frozenset(_IDENTIFIER.findall(" ".join(bound)))
 
 
 def _body_indent(code: str) -> str | None:

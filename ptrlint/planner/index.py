@@ -23,13 +23,12 @@ from .. import engine
 from ..analysis.options import analysis_options
 from ..cache import Cache
 from ..gcpause import keep_heap, one_module, planning_heap
-from ..findings import FileResult, Finding
+from ..findings import FileResult
 from ..prefilter import has_evidence
 from ..project.imports import imported_modules
 from ..project.layout import ModuleFiles, forget_listings, module_file, module_name, per_bases, project_files, project_root
 from ..project.consumers import ProjectConsumers
 from ..project.link import ModuleLink
-from ..project.summary import ModuleSummary
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
 from ..sources import file_size, read_bytes, read_source, real_path
@@ -37,7 +36,8 @@ from .connections import CandidateRounds, Connections, OwnSymbols, connections_o
 from .files import lint_file
 from .manifest import Manifest, signature
 from .permute import permuted
-from .rendered import rendered_from_cache, rendered_json
+from .rendered import rendered_from_cache
+from .stored import from_cache, store, summary_key
 from .tasks import Role, Stage, Task, classify, derive, restore, restore_given
 from .workers import POOL_MIN_READS, Job, RunPool
 
@@ -248,7 +248,7 @@ class ProjectRun:
     def _args(self, task: Task) -> Job:
         overridden = task.path in self.texts or task.real in self.texts
         text = (task.text if task.has_text else None) if not task.analyse or overridden else None
-        return Job(task.path, self.round_settings, task.analyse, text, not task.imported)
+        return Job(task.path, self.round_settings, task.analyse, text, not task.imported, task.whole)
 
     def _view(self) -> ProjectView:
         if self._full_view is None:  # modules in name order: the first of equal writes is the evidence shown
@@ -319,7 +319,7 @@ class ProjectRun:
             if not task.linted:
                 # read for its summary, analysed here: kept apart from the entry of a run that lints it
                 if task.stage is Stage.ANALYSED and task.result is not None and task.key:
-                    _store(self.cache, self.texts, task, task.result, key=_summary_key(task.key))
+                    store(self.cache, self.texts, task, task.result, key=summary_key(task.key))
                 continue
             result = task.result or FileResult(path=task.path)
             if not task.analyse:
@@ -328,7 +328,7 @@ class ProjectRun:
             rendered = None
             if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
                 rendered = rendered_from_cache(task, result.findings)
-            _store(self.cache, self.texts, task, result, rendered)
+            store(self.cache, self.texts, task, result, rendered)
             if fixing:
                 # fix (or diff) with the final view, in this process: the files with fixes are few; the
                 # findings of the last round serve when every answer they read still holds
@@ -344,20 +344,7 @@ class ProjectRun:
 
     def _from_cache(self, task: Task) -> bool:
         """A cached result for this content; whether what it read still holds is checked in _settle."""
-        return _from_cache(self.cache, self.texts, task)
-
-
-def _from_cache(cache: Cache | None, texts: dict[str, str], task: Task) -> bool:
-    """Restore ``task`` from its cache entry (a module read for its summary: this kind of run's own
-    entry first, see ``ProjectRun._finish``)."""
-    if cache is None or task.real in texts or task.path in texts or not task.key:
-        return False
-    if not task.linted:
-        entry = cache.get_entry(_summary_key(task.key), task.path)
-        if entry is not None and _restore_result(task, *entry):
-            return True
-    entry = cache.get_entry(task.key, task.path)
-    return entry is not None and _restore_result(task, *entry)
+        return from_cache(self.cache, self.texts, task)
 
 
 def _read_wanted(run: ProjectRun, wanted: set[str], last: bool) -> tuple[list[Task], bool]:
@@ -384,6 +371,13 @@ def _read_wanted(run: ProjectRun, wanted: set[str], last: bool) -> tuple[list[Ta
                 restored = True
             else:
                 out.append(known)
+        elif known is not None and not known.whole and known.summary is not None and known.summary.omitted:
+            known.whole = True  # a name its cut analysis left out was looked up: analysed again, every statement
+            known.stage = Stage.PENDING
+            if not last and run._from_cache(known):
+                restored = True
+            else:
+                out.append(known)
     return out, restored
 
 
@@ -399,49 +393,6 @@ def _largest_first(tasks: list[Task]) -> list[Task]:
     """The order work is handed to the workers in: the largest modules first, so that none is left
     to run alone at the end."""
     return sorted(tasks, key=lambda t: -(t.size or len(t.text)))
-
-
-def _summary_key(key: str) -> str:
-    """The cache key of a module's entry as read for its summary by a run that does not lint it."""
-    return key + "-read"
-
-
-def _store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileResult,
-           rendered: list[Finding] | None = None, key: str | None = None) -> None:
-    """Findings, summary and what they read, by content; with the rendered fixes when shown."""
-    if cache is None or result.error is not None or task.path in texts:
-        return
-    if task.stage is Stage.RESTORED and (rendered is None or task.rendered is not None):
-        return  # the entry holds all of it already
-    if task.light:  # summarised from its text alone: nothing to keep
-        return
-    kept = task.summary if task.summary is not None else task.writes
-    extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
-             "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
-    if rendered is not None:
-        extra["rendered"] = [rendered_json(f.fix) if f.fix is not None else None for f in rendered]
-    if task.key:
-        cache.put(key or task.key, result.findings if task.analyse else [], extra)
-
-
-def _restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
-    """Findings, summary and what they read from a cache entry; False when the entry does not
-    serve this task (a summary-only analysis for a task that wants findings, or a partial summary of
-    a module imported now). An entry analysed for findings serves a summary-only task (the module
-    linted before in a whole-tree run, read now for a run on one of its importers): the same summary,
-    its findings not reported."""
-    if "consulted" not in extra or (task.analyse and not extra.get("analysed")):
-        return False
-    partial = bool(extra.get("partial"))
-    if partial and task.imported:
-        return False
-    task.result = FileResult(path=task.path, findings=findings if task.analyse else [])
-    summary = ModuleSummary.from_json(extra["summary"]) if extra.get("summary") else None
-    task.summary, task.writes = (None, summary) if partial else (summary, None)
-    task.consulted = dict(extra["consulted"])
-    task.rendered = extra.get("rendered")
-    task.stage = Stage.RESTORED
-    return True
 
 
 def _imports_any(real: str, linted: set[str], manifest: Manifest | None, settings: Settings) -> bool:

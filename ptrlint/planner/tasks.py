@@ -70,6 +70,7 @@ class Task:
     size: int = 0  # characters of its text (the text itself is dropped for files analysed in workers)
     provisional: ModuleSummary | None = None  # classes and re-exports, until its own analysis
     imported: bool = True  # a module of the run imports it: its full summary is computed
+    whole: bool = False  # a name its cut analysis left out was looked up: analysed without the cut
     writes: ModuleSummary | None = None  # not imported: its partial summary (writes into other modules' classes)
     rendered: list[dict[str, Any] | None] | None = None  # cached edits of each finding's fix and its alternatives (JSON)
     has_text: bool = True  # False: restored from the manifest (or dropped), read again on demand

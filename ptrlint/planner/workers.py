@@ -50,6 +50,7 @@ class Job(NamedTuple):
     findings: bool  # its findings are wanted; else only its summary
     text: str | None  # the text to analyse (an editor's buffer, a text kept in memory); None: read from disk
     partial: bool  # nothing in the run imports it: only its writes into other modules' classes are kept
+    whole: bool = False  # another module asked for a name a cut analysis left out: analyse all of it
 
 # characters of source each worker parses ahead at most: its trees wait alive (about 30 bytes of
 # tree per character; device bodies are blanked), 2,000,000 is about what a torch plan gives it time for
@@ -149,11 +150,11 @@ def _plan_view(published: str | None) -> ProjectView | None:
 def execute(job: Job, published: str | None = None, tree: ast.Module | None = None) -> FileResult:
     """One module in a worker: findings and summary (or only the summary) with the worker's view;
     a partial summary for a module nothing imports. ``tree``: the job's text, parsed ahead."""
-    path, settings, findings, text, partial = job
+    path, settings, findings, text, partial, whole = job
     jitter(path)
     view = _plan_view(published)
     assert view is not None
-    link = ModuleLink(view, path, summary=True, partial=partial)
+    link = ModuleLink(view, path, summary=True, partial=partial, whole=whole)
     if findings:
         return lint_file(path, settings, link, text_override=text, tree=tree)
     result = FileResult(path=path)
@@ -210,7 +211,7 @@ def parse_ahead(paths: list[str], settings: Settings, published: str) -> tuple[d
             if view is None:
                 rest.append(path)
                 continue
-            results[path] = execute((path, settings, True, text, path in _PARTIAL), published, tree)
+            results[path] = execute(Job(path, settings, True, text, path in _PARTIAL), published, tree)
             del tree
         return results, rest
     finally:

@@ -33,6 +33,7 @@ class ModuleLink:
     path: str
     summary: bool = False  # keep the module's summary (an index round); else only what it read
     partial: bool = False  # no module of the run imports this one: keep only its writes into other modules' classes
+    whole: bool = False  # another module asked for a name a cut analysis left out: analyse every statement
 
     def context(self) -> ModuleContext:
         if self.path in ("-", ""):
@@ -41,9 +42,10 @@ class ModuleLink:
         return ModuleContext(name, is_package, self.view.for_module(name, search_bases(self.path)))
 
     def whole_module(self) -> bool:
-        return self.summary and not self.partial
+        return self.whole
 
-    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext) -> Shared:
+    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext,
+               omitted: frozenset[str] = frozenset()) -> Shared:
         view = context.view
         if not isinstance(view, ProjectView):
             return Shared()
@@ -51,4 +53,5 @@ class ModuleLink:
         if self.summary:
             names = frozenset() if self.partial else None  # partial: nothing of its own is evaluated
             summary = summarise(facts, context.module, os.path.abspath(self.path), source, names)
+            summary.omitted = omitted
         return Shared(summary, dict(view.consulted), set(view.wanted))

@@ -71,11 +71,14 @@ class ModuleSummary:
     exports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name it imports
     imports: list[str] = field(default_factory=list)
     patches: dict[str, str] = field(default_factory=dict)  # "torch.empty" -> "pkg.mod._empty" (`torch.empty = _empty`)
+    # names defined by statements a cut analysis left out (ptrlint/relevance.py): not summarised, so a
+    # lookup of one asks for the module to be analysed whole
+    omitted: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
         return not (self.functions or self.param_writes or self.attributes or self.names or self.external_writes
-                    or self.classes or self.exports or self.patches)
+                    or self.classes or self.exports or self.patches or self.omitted)
 
     def to_json(self) -> dict[str, Any]:
         values = lambda d: {k: v.to_json() for k, v in sorted(d.items())}  # noqa: E731
@@ -88,6 +91,7 @@ class ModuleSummary:
             "signatures": dict(sorted(self.signatures.items())),
             "classes": dict(sorted(self.classes.items())), "exports": dict(sorted(self.exports.items())),
             "imports": sorted(self.imports), "patches": dict(sorted(self.patches.items())),
+            "omitted": sorted(self.omitted),
         }
 
     @classmethod
@@ -97,7 +101,7 @@ class ModuleSummary:
             data["module"], data["path"], values(data["functions"]),
             {k: values(v) for k, v in data["param_writes"].items()}, values(data["attributes"]),
             values(data["names"]), values(data["external_writes"]), dict(data["signatures"]), dict(data["classes"]),
-            dict(data["exports"]), list(data["imports"]), dict(data.get("patches", {})),
+            dict(data["exports"]), list(data["imports"]), dict(data.get("patches", {})), frozenset(data.get("omitted", ())),
         )
 
     def fingerprint(self) -> str:

@@ -139,6 +139,9 @@ class ProjectView:
                 continue
             rest = ".".join(parts[i:])
             head = parts[i]
+            if head in summary.omitted:  # defined by a statement a cut analysis left out: ask for the whole
+                wanted.add(module)
+                return None
             if head in summary.exports and not self._defines(summary, head):
                 return self._resolve(".".join([summary.exports[head], *parts[i + 1:]]), wanted, passed, own_module,
                                      depth + 1)

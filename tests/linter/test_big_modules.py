@@ -209,3 +209,92 @@ def test_applying_edits_is_the_reference_application(seed):
             edits = edits[:1]  # a fix's own edits never meet (the reference applied those in a wrong order)
         findings.append(Finding("m.py", rng.randint(1, 5), n + 1, 1, 1, "PTR001", "x", "m", Fix(True, (), "t", edits=edits)))
     assert apply_fixes(text, findings) == _apply_reference(text, findings)
+
+
+# A package whose large module (cut to its relevant statements) other modules import: `use.py`
+# looks up `Widget`, which only a statement the cut leaves out defines.
+_BIG_WITH_WIDGET = '''import torch
+import mylib
+
+
+def table(ts):
+    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+
+
+class Widget:
+    def compute(self):
+        return mylib.query()
+''' + "".join(f"\n\nclass Filler{i}:\n    def value(self, x):\n        return [x * {i}, x + {i}, {{'k': x}}]\n"
+              for i in range(3000))
+_USE_WIDGET = '''import torch
+
+from .gen import Widget, table
+
+
+def build(ts):
+    w = Widget()
+    remote_ptrs = torch.tensor([w.compute()], dtype=torch.int64)
+    return remote_ptrs, table(ts)
+'''
+_USE_TABLE_ONLY = '''from .gen import table
+
+
+def build(ts):
+    return table(ts)
+'''
+
+
+def test_the_cut_lists_the_names_it_leaves_out():
+    from ptrlint.config import Config
+    from ptrlint.relevance import relevant_text
+
+    relevant = relevant_text(_BIG_WITH_WIDGET, Config())
+    assert relevant is not None
+    assert {"Widget", "Filler0", "Filler2999", "compute", "value"} <= relevant.omitted
+    assert "table" not in relevant.omitted  # kept: it holds pointer evidence
+
+
+def test_a_lookup_of_a_name_left_out_asks_for_the_whole_module():
+    from ptrlint.project.summary import ModuleSummary
+    from ptrlint.project.view import ProjectView
+
+    cut = ModuleSummary("pkg.gen", "/x/pkg/gen.py", classes={"Kept": []}, omitted=frozenset({"Widget"}))
+    view = ProjectView({"pkg.gen": cut}).for_module("pkg.use", ())
+    assert view.is_class("pkg.gen.Kept") and not view.wanted
+    assert not view.is_class("pkg.gen.Widget") and view.wanted == {"pkg.gen"}
+    assert ModuleSummary.from_json(cut.to_json()).omitted == {"Widget"}
+
+
+@pytest.mark.parametrize("importer, whole", [(_USE_WIDGET, True), (_USE_TABLE_ONLY, False)])
+def test_an_imported_big_module_is_analysed_whole_only_when_asked(tmp_path, monkeypatch, capsys, importer, whole):
+    """Imported, the large module is still cut (issue 56: a 5 MB module imported by its package took 743 MB
+    whole); when another module looks up a name the cut left out it is analysed again, every statement, and
+    the findings are those of whole-module analysis."""
+    from ptrlint import cli, engine
+    from ptrlint.project import link
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "gen.py").write_text(_BIG_WITH_WIDGET)
+    (tmp_path / "pkg" / "use.py").write_text(importer)
+    monkeypatch.chdir(tmp_path)
+    analysed: list[tuple[str, bool, bool]] = []
+    finish = link.ModuleLink.finish
+
+    def spy(self, facts, source, context, omitted=frozenset()):
+        analysed.append((self.path, self.whole, bool(omitted)))
+        return finish(self, facts, source, context, omitted)
+
+    def lint() -> str:
+        cli.main(["--no-cache", "--isolated", "--jobs", "1", "--exit-zero", "--output-format", "json", "."])
+        return capsys.readouterr().out
+
+    monkeypatch.setattr(link.ModuleLink, "finish", spy)
+    cut_run = lint()
+    gen = [(w, o) for p, w, o in analysed if p.endswith("gen.py")]
+    assert gen[0] == (False, True)  # cut first
+    assert (gen[-1] == (True, False)) is whole  # and whole only when a left-out name was asked for
+    monkeypatch.setattr(engine, "REDUCE_FROM", 10**12)
+    assert lint() == cut_run
+
