@@ -10,7 +10,7 @@ from typing import Any
 
 from . import __version__
 from .findings import NOTE, FileError, Finding, Fix
-from .rules import ALL_RULES, RULES_BY_CODE
+from .catalog import load_rules, rule_name
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -186,7 +186,7 @@ def statistics(findings: list[Finding]) -> str:
     lines = []
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         mark = "[*]" if fixable[code] else "   "
-        lines.append(f"{n:5d}\t{code}\t{mark} {RULES_BY_CODE[code].name}")
+        lines.append(f"{n:5d}\t{code}\t{mark} {rule_name(code)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -194,7 +194,7 @@ def statistics_json(findings: list[Finding]) -> str:
     """``--statistics --output-format json``: per code, its name, count and whether a safe fix exists."""
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fix is not None and f.fix.safe)
-    data = [{"code": code, "name": RULES_BY_CODE[code].name, "count": n, "fixable": bool(fixable[code])}
+    data = [{"code": code, "name": rule_name(code), "count": n, "fixable": bool(fixable[code])}
             for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     return json.dumps(data, indent=2) + "\n"
 
@@ -210,7 +210,7 @@ def fixes_applied(applied: list[Finding]) -> str:
     for path in sorted(by_file):
         lines.append(f"- {clean(path)}:")
         for code, n in sorted(by_file[path].items()):
-            lines.append(f"    {n} \u00d7 {code} ({RULES_BY_CODE[code].name})")
+            lines.append(f"    {n} \u00d7 {code} ({rule_name(code)})")
         for finding in sorted((f for f in applied if f.path == path), key=Finding.sort_key):
             title = finding.fix.title if finding.fix is not None else ""
             lines.append(f"      {location(finding.path, finding.cell, finding.line, finding.column)}: "
@@ -310,7 +310,7 @@ def _sarif_result(f: Finding, rule_index: int) -> dict[str, Any]:
 def sarif(findings: list[Finding], errors: list[FileError]) -> str:
     rules = []
     index = {}
-    for i, rule in enumerate(ALL_RULES):
+    for i, rule in enumerate(load_rules()):  # every rule's documentation: the classes are loaded
         index[rule.code] = i
         rules.append({
             "id": rule.code,

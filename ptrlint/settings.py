@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from .config import Config
-from .rules import RULES_BY_CODE
+from .catalog import CODES
 
 
 class SelectionError(ValueError):
@@ -24,10 +24,10 @@ class SelectionError(ValueError):
 def expand_selector(selector: str) -> set[str]:
     selector = selector.strip().upper()
     if selector == "ALL":
-        return set(RULES_BY_CODE)
-    matched = {code for code in RULES_BY_CODE if code.startswith(selector)}
+        return set(CODES)
+    matched = {code for code in CODES if code.startswith(selector)}
     if not selector or not matched:
-        raise SelectionError(f"unknown rule selector {selector!r} (known codes: {', '.join(RULES_BY_CODE)}, or ALL)")
+        raise SelectionError(f"unknown rule selector {selector!r} (known codes: {', '.join(CODES)}, or ALL)")
     return matched
 
 

@@ -22,6 +22,28 @@ def test_codes_and_names_are_unique_and_well_formed():
     assert set(RULES_BY_CODE) == set(codes)
 
 
+def test_the_catalog_lists_every_rule_as_its_class_says():
+    """Settings, reports and the cache read codes and names from the catalog (importable without the
+    analysis); it must say exactly what the classes say, in the same order."""
+    from ptrlint.catalog import CATALOG, rule_name
+
+    assert [(e.code, e.name) for e in CATALOG] == [(r.code, r.name) for r in ALL_RULES]
+    assert rule_name("E999") == "E999"
+
+
+def test_choosing_codes_and_reporting_load_no_rule():
+    """Resolving a selection and writing a text report must not import the rules (and the analysis)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from ptrlint.settings import select_codes; from ptrlint import report; "
+            "select_codes(['PTR00'], [], ['PTR005']); "
+            "bad = sorted(m for m in sys.modules if m.startswith(('ptrlint.rules', 'ptrlint.analysis'))); "
+            "print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
 def test_rule_is_documented_in_ruff_sections(rule):
     doc = rule.doc
