@@ -332,7 +332,7 @@ def _lint_and_fix(text: str, path: str, settings: Settings, link: ProjectLink | 
 
 def applicable(finding: Finding, settings: Settings) -> bool:
     """A fix this run applies (safe, or unsafe with --unsafe-fixes)."""
-    return finding.fix is not None and (finding.fix.safe or settings.unsafe_fixes)
+    return settings.applies(finding)
 
 
 def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding],

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from .config import Config
+from .findings import Finding
 from .catalog import CODES
 
 
@@ -60,6 +61,10 @@ class Settings:
     @property
     def fixing(self) -> bool:
         return self.fix or self.diff
+
+    def applies(self, finding: Finding) -> bool:
+        """Whether this run applies the finding's fix (safe, or unsafe with --unsafe-fixes)."""
+        return finding.fix is not None and (finding.fix.safe or self.unsafe_fixes)
 
     def may_write(self, real: str) -> bool:
         """Whether a fixed file at ``real`` (its resolved path) lies inside a folder the user gave."""

@@ -11,10 +11,8 @@ big enough to pay for one. The engine below it sees one text at a time.
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from .. import engine
 from ..findings import FileResult
 from .workers import die_with_parent
 from ..settings import Settings
@@ -22,6 +20,9 @@ from ..sources import file_size
 from .files import lint_file, lint_notebook, process_file, quick_result
 from .index import ProjectRun
 from .workers import POOL_MIN_PARSES
+
+if TYPE_CHECKING:  # a process pool is imported when one starts: one file, or a warm run, never does
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["lint_text", "process_file", "run"]
 
@@ -35,6 +36,8 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
         run_ = ProjectRun([path], settings, 1, texts={path: text, os.path.realpath(path): text})
         results = run_.run()
         return results[0] if results else FileResult(path=path)
+    from .. import engine  # the analysis and the rules: imported when a module is analysed
+
     return engine.process_text(text, path, settings)
 
 
@@ -69,6 +72,8 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
                 continue
             pending.append(i)
             if pool is None and jobs > 1 and len(pending) >= POOL_MIN_PARSES:
+                from concurrent.futures import ProcessPoolExecutor
+
                 pool = ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent)
             if pool is not None:
                 for j in pending:

@@ -8,16 +8,18 @@ import ast
 import hashlib
 import os
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from .. import engine
 from ..cache import Cache
-from ..engine import ProjectLink
 from ..findings import DECODE_ERROR, INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix
 from ..notebook import Notebook, NotebookError
 from ..prefilter import prefilter
 from ..rewrite.apply import FileChangedError, write_atomic
 from ..settings import Settings
 from ..sources import read_bytes, read_source, unified_diff
+
+if TYPE_CHECKING:
+    from ..engine import ProjectLink
 
 
 def quick_result(path: str, settings: Settings) -> FileResult | None:
@@ -32,8 +34,10 @@ def quick_result(path: str, settings: Settings) -> FileResult | None:
         return FileResult(path=path)
     if settings.cache_dir:
         cached = Cache(settings.cache_dir).get(Cache.key(data, settings), path)
-        if cached is not None and not (settings.fixing and any(engine.applicable(f, settings) for f in cached)):
+        if cached is not None and not (settings.fixing and any(settings.applies(f) for f in cached)):
             if settings.render_edits:
+                from .. import engine  # libcst renders the edits
+
                 cached = engine.render_fixes(text, cached)
             return FileResult(path=path, findings=cached)
     return None
@@ -70,6 +74,8 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
     digest = source_digest(text) if link is not None else ""
     if findings is not None and digest != findings_digest:
         findings = None  # the file changed since the index analysed it: analyse it again
+    from .. import engine  # the analysis and the rules: imported when a module is analysed
+
     result = engine.process_text(text, path, replace(settings, prefilter=False, project_index=link is not None), link,
                                  tree if text_override is not None else None, findings)
     result.source_digest = digest
@@ -110,8 +116,10 @@ def _lint_notebook(path: str, settings: Settings) -> FileResult:
     if key:
         cached = Cache(settings.cache_dir).get(key, path)  # type: ignore[arg-type]
         unrendered = settings.render_edits and any(f.fix is not None and not f.fix.edits for f in cached or ())
-        if cached is not None and not unrendered and not (settings.fixing and any(engine.applicable(f, settings) for f in cached)):
+        if cached is not None and not unrendered and not (settings.fixing and any(settings.applies(f) for f in cached)):
             return FileResult(path=path, findings=cached)  # (a text run caches fixes without their edits)
+    from .. import engine  # the analysis and the rules: imported when a module is analysed
+
     result = engine.process_text(notebook.text, path, replace(settings, prefilter=False, project_index=False))
     if result.error is not None:
         cell, line = notebook.locate(result.error.line) if result.error.line else (None, 0)

@@ -19,7 +19,6 @@ import gc
 from dataclasses import replace
 from typing import Callable, Iterable
 
-from .. import engine
 from ..analysis.options import analysis_options
 from ..cache import Cache
 from ..gcpause import keep_heap, one_module, planning_heap
@@ -324,7 +323,7 @@ class ProjectRun:
             result = task.result or FileResult(path=task.path)
             if not task.analyse:
                 result = FileResult(path=task.path)
-            fixing = final.fixing and any(engine.applicable(f, final) for f in result.findings)
+            fixing = final.fixing and any(final.applies(f) for f in result.findings)
             rendered = None
             if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
                 rendered = rendered_from_cache(task, result.findings)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import engine
 from ..findings import Edit, Finding, Fix
 from .tasks import Stage, Task
 
@@ -37,4 +36,6 @@ def rendered_from_cache(task: Task, findings: list[Finding]) -> list[Finding]:
                 finding = replace(finding, fix=_from_rendered_json(finding.fix, data))
             out.append(finding)
         return out
+    from .. import engine  # libcst renders the edits
+
     return engine.render_fixes(task.source(), findings)

@@ -27,20 +27,21 @@ import pickle
 import shutil
 import tempfile
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .. import engine
 from ..analysis.semantic.device import parse_host
-from ..relevance import REDUCE_FROM
 from ..findings import FileResult
-from ..project.link import ModuleLink
-from ..project.view import ProjectView
 from ..settings import Settings
 from ..sources import read_source
 from .files import lint_file
 from .permute import jitter
+
+if TYPE_CHECKING:  # a process pool is imported when one starts: one file, or a warm run, never does
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from ..project.view import ProjectView
+
 
 class Job(NamedTuple):
     """One module's analysis in a round, as a worker gets it (pickled)."""
@@ -154,6 +155,8 @@ def execute(job: Job, published: str | None = None, tree: ast.Module | None = No
     jitter(path)
     view = _plan_view(published)
     assert view is not None
+    from ..project.link import ModuleLink  # the analysis: imported by the process that analyses
+
     link = ModuleLink(view, path, summary=True, partial=partial, whole=whole)
     if findings:
         return lint_file(path, settings, link, text_override=text, tree=tree)
@@ -161,6 +164,8 @@ def execute(job: Job, published: str | None = None, tree: ast.Module | None = No
     if text is None:
         read = read_source(path)
         text = "" if isinstance(read, FileResult) else read[2]
+    from .. import engine  # the analysis and the rules: imported when a module is analysed
+
     try:
         analysis = engine.analyse_module(text, path, settings.config, settings.enabled, link, only_summary=True)
         result.summary, result.consulted, result.wanted = analysis.summary, analysis.consulted, analysis.wanted
@@ -174,6 +179,9 @@ def parse_ahead(paths: list[str], settings: Settings, published: str) -> tuple[d
     then analyse the parsed ones with it (given files analysed for findings, read from disk).
     Returns their results and the paths not parsed (not reached, unreadable, or unparsable: the
     round analyses them as any other module, and reports their errors)."""
+    from .. import engine
+    from ..relevance import REDUCE_FROM
+
     parent = os.getppid()
     parsed: list[tuple[str, str, ast.Module]] = []
     rest: list[str] = []
@@ -234,6 +242,8 @@ class RunPool:
 
     def executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_start_worker, initargs=(self.collect,))
         return self._pool
 
@@ -266,6 +276,8 @@ class RunPool:
         if self.jobs == 1 or len(jobs) < POOL_MIN_PARSES:
             use_view(view)
             return [execute(job) for job in jobs]
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=self.jobs, initializer=use_view, initargs=(view,)) as pool:
             return list(pool.map(execute, jobs, chunksize=1))
 
