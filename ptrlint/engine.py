@@ -297,7 +297,7 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     answers (the project index's last round), so only the fixes are left to do."""
     result = FileResult(path=path)
     try:
-        if settings.prefilter and not prefilter(text, settings.config):
+        if settings.prefilter and not prefilter(text, settings.config, settings.enabled):
             return result
         with one_module(), deep_enough():  # fixing re-analyses and libcst-parses the module: one collection
             _lint_and_fix(text, path, settings, link, result, tree, findings)

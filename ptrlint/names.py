@@ -247,19 +247,15 @@ def prefilter_regex(extra_tokens: tuple[str, ...] = ()) -> re.Pattern[str]:
     return re.compile("|".join(tokens), re.IGNORECASE)
 
 
-# Every finding also needs a *site*, and every site leaves a word in the text: a creation call
-# (its last name is spelled at the call or in its import, `from torch import zeros as z`
-# included), a configured buffer factory, a cast method (`.long(`, `.to(`, `.astype(`, ...; a
-# comment or line break may sit between the dot and the name inside brackets), a numpy scalar
-# cast (`np.int64(...)`), a ctypes wrapper (the module is imported by name), or, for tensor
-# element writes, a torch tensor known from a creation call, a factory or a `Tensor` annotation.
-SITE_WORDS = (
-    *sorted({q.rpartition(".")[2] for q in CREATION_CALLS}),
-    *sorted(NEW_METHODS),  # creations that copy a tensor's dtype
-    "int64", "intp", "longlong", "int_", "int32", "ctypes", "Tensor",
-    "numpy",  # PTR007: arithmetic with numpy integer arrays
-    "array", "pack", "Shape", "ops", "custom_op",  # PTR008: signed sinks
-)
+# Every finding also needs a *site*, and every site leaves a word in the text. Each rule declares
+# the words its sites leave (``Rule.site_words``, ``Rule.site_methods``) and the prefilter takes
+# their union from the catalog (ptrlint/catalog.py, generated from the rules). The words the rules
+# share: a creation call (its last name is spelled at the call or in its import, `from torch import
+# zeros as z` included) or a method that copies a tensor's dtype (`t.new_zeros(n)`); a configured
+# buffer factory is added by the prefilter itself.
+CREATION_SITE_WORDS = (*sorted({q.rpartition(".")[2] for q in CREATION_CALLS}), *sorted(NEW_METHODS))
+# A numpy scalar cast (`np.int64(p)`) spells its dtype's name.
+NUMPY_SCALAR_CAST_WORDS = tuple(sorted(q.rpartition(".")[2] for q in NUMPY_SCALAR_CASTS))
 
 
 class Collective(NamedTuple):

@@ -10,10 +10,9 @@ from typing import Iterator
 from .addresses import ADDRESS_ATTRIBUTES, PREFILTER_TOKENS
 from .config import DEFAULT_POINTER_NAMES, Config
 from .lexer import ProseMap, is_word_char, skip_space_ahead, skip_space_back
+from .catalog import site_methods, site_words
 from .names import (
-    CAST_METHODS,
     POINTER_WORDS_REGEX,
-    SITE_WORDS,
     NamePatterns,
     prefilter_regex,
 )
@@ -30,12 +29,14 @@ class _Sites:
     not a word character (a configured factory name that is no identifier) is searched with the
     regex. That regex stays the definition, in tests/linter/test_prefilter.py."""
 
-    def __init__(self, factories: tuple[str, ...]) -> None:
-        words = [w for w in dict.fromkeys((*SITE_WORDS, *factories)) if w]
+    def __init__(self, factories: tuple[str, ...], codes: frozenset[str] | None = None) -> None:
+        """The sites of the rules with ``codes`` (every rule: None), as each declares them."""
+        words = [w for w in dict.fromkeys((*site_words(codes), *factories)) if w]
         self.words = tuple(w for w in words if _WORD.fullmatch(w))
         others = [w for w in words if not _WORD.fullmatch(w)]
         self.others = re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in others)})\b") if others else None
-        self.methods = re.compile(rf"\.(?:\s|\\|#[^\n]*\n)*(?:{'|'.join(CAST_METHODS)})\b")
+        methods = site_methods(codes)
+        self.methods = re.compile(rf"\.(?:\s|\\|#[^\n]*\n)*(?:{'|'.join(methods)})\b") if methods else None
         # Words that contain another word are found through it (`zeros_like` and `new_zeros` at
         # each `zeros`): 17 searches instead of 31 for the default words.
         keys: dict[str, list[tuple[str, int]]] = {}
@@ -50,7 +51,7 @@ class _Sites:
         searched in growing pieces, and each piece's candidates in text order, so a file whose
         first site is near its top is neither searched nor lexed much further."""
         keys, longest, methods, find = self.keys, self.longest, self.methods, text.find
-        method = methods.search(text)
+        method = methods.search(text) if methods is not None else None
         start, size = 0, _FIRST_PIECE
         while start < len(text):
             end = min(len(text), start + size)
@@ -70,7 +71,8 @@ class _Sites:
                     at = find(key, at + 1, end + longest)
             while method is not None and method.start() < end:
                 found.append(method.start())
-                method = methods.search(text, method.end())  # as finditer goes on: after the match
+                # as finditer goes on: after the match
+                method = methods.search(text, method.end()) if methods is not None else None
             for at in sorted(found):
                 if not prose.of_text().is_prose(at):
                     return True
@@ -241,8 +243,8 @@ def _starts_statement(lowered: str, begin: int) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _prefilter_parts(config: Config) -> tuple[_Evidence, _Sites]:
-    return _Evidence(config), _Sites(_factory_words(config))
+def _prefilter_parts(config: Config, codes: frozenset[str] | None = None) -> tuple[_Evidence, _Sites]:
+    return _Evidence(config), _Sites(_factory_words(config), codes)
 
 
 def _innermost(literals: tuple[str, ...]) -> tuple[str, ...]:
@@ -260,8 +262,8 @@ def _factory_words(config: Config) -> tuple[str, ...]:
     return tuple(f.rpartition(".")[2] for f in config.buffer_factories)
 
 
-def prefilter(text: str, config: Config) -> bool:
-    """False only when the file cannot hold a finding.
+def prefilter(text: str, config: Config, codes: frozenset[str] | None = None) -> bool:
+    """False only when the file cannot hold a finding of the rules with ``codes`` (any rule: None).
 
     Sound because every finding needs pointer evidence *and* a site, and both leave tokens in
     the code. Evidence counts only outside comments and multi-line strings (a word there leaves no
@@ -274,10 +276,11 @@ def prefilter(text: str, config: Config) -> bool:
     abbreviations as a ``_``-separated word, which the search covers case-insensitively
     (``data_ptr`` and pointer-named getters too), and counts where it stands as a name the analysis
     reads (called, assigned, a field or key, a table name; see :meth:`_Evidence.at`); configured
-    patterns are tested against every identifier in the file. Sites: see the site regex of tests/linter/test_prefilter.py
-    (creation calls, buffer factories, casts, ctypes wrappers, torch tensors for element writes).
+    patterns are tested against every identifier in the file. Sites: the words and methods each rule
+    declares (``Rule.site_words``, ``Rule.site_methods``, gathered in ptrlint/catalog.py) and the
+    configured buffer factories; see the site regex of tests/linter/test_prefilter.py.
     """
-    evidence, sites = _prefilter_parts(config)
+    evidence, sites = _prefilter_parts(config, codes)
     prose = _Prose(text)
     return _has_evidence(text, evidence, prose) and _has_site(text, sites, prose)
 
@@ -287,9 +290,10 @@ def has_evidence(text: str, config: Config) -> bool:
     return evidence_and_site(text, config, site=False)[0]
 
 
-def evidence_and_site(text: str, config: Config, evidence: bool = True, site: bool = True) -> tuple[bool, bool]:
+def evidence_and_site(text: str, config: Config, evidence: bool = True, site: bool = True,
+                      codes: frozenset[str] | None = None) -> tuple[bool, bool]:
     """Both answers (each only when asked), with one scan for the text's comments and strings."""
-    parts, sites = _prefilter_parts(config)
+    parts, sites = _prefilter_parts(config, codes)
     prose = _Prose(text)
     found_evidence = evidence and _has_evidence(text, parts, prose)
     return found_evidence, site and _has_site(text, sites, prose)

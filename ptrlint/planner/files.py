@@ -30,7 +30,7 @@ def quick_result(path: str, settings: Settings) -> FileResult | None:
     if isinstance(read, FileResult):
         return read
     _real, data, text, _encoding = read
-    if settings.prefilter and not prefilter(text, settings.config):
+    if settings.prefilter and not prefilter(text, settings.config, settings.enabled):
         return FileResult(path=path)
     if settings.cache_dir:
         cached = Cache(settings.cache_dir).get(Cache.key(data, settings), path)
@@ -110,7 +110,7 @@ def _lint_notebook(path: str, settings: Settings) -> FileResult:
     except (UnicodeDecodeError, NotebookError) as exc:
         return FileResult(path=path, error=FileError(path, str(exc), code=SYNTAX_ERROR) if isinstance(exc, NotebookError)
                           else FileError(path, f"cannot decode notebook: {exc}", code=DECODE_ERROR))
-    if not notebook.python or (settings.prefilter and not prefilter(notebook.text, settings.config)):
+    if not notebook.python or (settings.prefilter and not prefilter(notebook.text, settings.config, settings.enabled)):
         return FileResult(path=path)
     key = Cache.key(data, settings, "notebook") if settings.cache_dir else ""
     if key:

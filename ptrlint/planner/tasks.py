@@ -204,7 +204,7 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     candidate's uses of its imports), since a tree's texts held to the end of a run grew the
     planner past 1 GB on 20,000 files."""
     if evidence is None or site is None:
-        evidence, site = evidence_and_site(text, settings.config)
+        evidence, site = evidence_and_site(text, settings.config, codes=settings.enabled)
     name, is_package = module_name(real)
     # by place too: a summary holds its module's path (evidence locations), which a copy of the tree must not read
     key = Cache.key(data, settings, f"index:{name}:{int(is_package)}:{real}") if settings.cache_dir else ""
@@ -231,7 +231,7 @@ def classify(path: str, settings: Settings, texts: dict[str, str]
     real, data, text, _encoding = read
     text = texts.get(path, texts.get(real, text))
     overridden = overridden or real in texts
-    evidence, site = evidence_and_site(text, settings.config)
+    evidence, site = evidence_and_site(text, settings.config, codes=settings.enabled)
     if not evidence and not site:
         return FileResult(path=path), sig, None if overridden else {"evidence": False, "site": False}
     task, record = derive(path, real, data, text, settings, True, overridden, evidence, site)

@@ -96,6 +96,11 @@ class Rule:
     summary: ClassVar[str]
     doc: ClassVar[str]
     fix_availability: ClassVar[str]  # "safe", "unsafe", "sometimes" or "none"
+    # The words every site of a finding leaves in the text (a creation call's last name, `ctypes`,
+    # `pack`, ...) and the methods spelled after a dot (`.astype(`): the prefilter skips a file with
+    # none of them for this rule. Gathered into ptrlint/catalog.py (`python -m ptrlint.catalog`).
+    site_words: ClassVar[tuple[str, ...]]
+    site_methods: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[tuple[str, ...]]
     INVALID: ClassVar[tuple[Invalid, ...]]
 

@@ -19,6 +19,7 @@ class CtypesSignedPointer(Rule):
     name = "ctypes-signed-pointer"
     summary = "Pointer value wrapped in a signed (or narrow) ctypes integer"
     fix_availability = "sometimes (safe for 64-bit types, unsafe for narrower ones)"
+    site_words = ("ctypes",)
     doc = """
 ## What it does
 Flags a pointer value passed to `ctypes.c_long`, `c_int64`, `c_longlong`, `c_ssize_t`, or a

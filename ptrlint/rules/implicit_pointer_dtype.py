@@ -6,6 +6,7 @@ from typing import Iterator
 
 from ._creation import implicit_dtype_applies, missing_dtype_diagnostic, object_group, pointer_creations, with_harm
 from .base import Diagnostic, Invalid, Rule, RuleContext
+from ..names import CREATION_SITE_WORDS
 
 
 class ImplicitPointerDtype(Rule):
@@ -13,6 +14,7 @@ class ImplicitPointerDtype(Rule):
     name = "implicit-pointer-dtype"
     summary = "Pointer values passed to torch.tensor/np.array with no dtype (inferred as int64)"
     fix_availability = "sometimes (chosen by the table's consumers, as for PTR001)"
+    site_words = CREATION_SITE_WORDS
     doc = """
 ## What it does
 Flags `torch.tensor`, `torch.as_tensor`, `np.array`, `np.asarray` (and friends) called on

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from ..analysis.consumers.harm import Harm
 from ..findings import ERROR
-from ..names import DtypeClass
+from ..names import CREATION_SITE_WORDS, DtypeClass
 from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, pointer_creations, with_harm
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
@@ -16,6 +16,7 @@ class NarrowPointerDtype(Rule):
     name = "narrow-pointer-dtype"
     summary = "Pointer-holding buffer with a dtype narrower than 64 bits, or floating point"
     fix_availability = "sometimes (safe when every use is seen and works on uint64)"
+    site_words = CREATION_SITE_WORDS
     doc = """
 ## What it does
 Flags a pointer-holding tensor or array created with `int32`, `uint32`, `int16`, `float32`,

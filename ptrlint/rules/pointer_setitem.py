@@ -10,7 +10,7 @@ from ..analysis.semantic.records import ScalarWrite
 from ..analysis.values.lattice import Kind, Origin
 from ..fixes import module_alias
 from ..findings import Intent
-from ..names import DtypeClass
+from ..names import CREATION_SITE_WORDS, DtypeClass
 from ._creation import classify_dtype, table_dtypes
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
@@ -26,6 +26,7 @@ class PointerSetitem(Rule):
     name = "pointer-setitem"
     summary = "Pointer value written into a torch tensor element as a Python int"
     fix_availability = "sometimes (safe when the tensor is known to be 64-bit)"
+    site_words = (*CREATION_SITE_WORDS, "Tensor")
     doc = """
 ## What it does
 Flags `buf[i] = t.data_ptr()` and `buf.fill_(t.data_ptr())` where `buf` is known to be a torch

@@ -17,6 +17,7 @@ class SignedPointerArithmetic(Rule):
     name = "signed-pointer-arithmetic"
     summary = "Pointer value (a Python int) combined with a signed-integer numpy array"
     fix_availability = "sometimes (safe where the result is stored into a buffer and every operand can be made uint64)"
+    site_words = ("numpy",)
     doc = """
 ## What it does
 Flags `+`, `-` or `*` between a pointer value that is a plain Python int (`t.data_ptr()`,

@@ -10,6 +10,7 @@ from ..fixes import replace_dtype, replace_method_call, spell
 from ..findings import Intent
 from ..analysis.consumers.uses import choose_fix, describe
 from .base import Diagnostic, Invalid, Rule, RuleContext
+from ..names import CAST_METHODS, NUMPY_SCALAR_CAST_WORDS
 
 
 class SignedPointerCast(Rule):
@@ -17,6 +18,8 @@ class SignedPointerCast(Rule):
     name = "signed-pointer-cast"
     summary = "Pointer values converted to a signed integer dtype"
     fix_availability = "unsafe"
+    site_words = NUMPY_SCALAR_CAST_WORDS
+    site_methods = CAST_METHODS
     doc = """
 ## What it does
 Flags value conversions of pointer-holding tensors, arrays or pointer values to a signed

@@ -7,7 +7,7 @@ from typing import Iterator
 from ..analysis.values.substitutions import Substitution, substitutions
 from ..fixes import replace_dtype
 from ..findings import Intent
-from ..names import DtypeClass
+from ..names import CREATION_SITE_WORDS, DtypeClass
 from ._creation import (classify_dtype, dtype_diagnostic, evidence_fits_dtype, object_group, pointer_creations,
                         with_harm)
 from ..analysis.consumers.harm import Harm
@@ -23,6 +23,7 @@ class SignedPointerDtype(Rule):
     name = "signed-pointer-dtype"
     summary = "Pointer-holding tensor or array created with a signed 64-bit dtype"
     fix_availability = "sometimes (chosen by the table's consumers: uint64, bit-preserving, or unsafe)"
+    site_words = CREATION_SITE_WORDS
     doc = """
 ## What it does
 Flags a tensor or array that holds memory addresses (`data_ptr()`, `.ctypes.data`,

@@ -41,6 +41,7 @@ class SignedPointerSink(Rule):
     name = "signed-pointer-sink"
     summary = "Pointer value passed to an API that stores it as a signed or narrow integer"
     fix_availability = "sometimes (type codes: safe when every value is a non-negative address)"
+    site_words = ("array", "pack", "Shape", "ops", "custom_op")
     doc = """
 ## What it does
 Flags an address passed, as a Python int, to an API that converts it to a signed 64-bit (or narrower)

@@ -8,7 +8,7 @@ from typing import Iterator
 from ..analysis.values.lattice import Kind, Origin, Value
 from ..findings import Intent
 from ..fixes import module_alias
-from ..names import DtypeClass
+from ..names import CREATION_SITE_WORDS, DtypeClass
 from ._creation import classify_dtype, table_dtypes
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
@@ -20,6 +20,7 @@ class WrappedPointerUnsigned(Rule):
     name = "wrapped-pointer-unsigned"
     summary = "Address wrapped into signed range stored into an unsigned 64-bit table"
     fix_availability = "always (safe)"
+    site_words = (*CREATION_SITE_WORDS, "Tensor")
     doc = """
 ## What it does
 Flags an address that was wrapped into int64 range on purpose (`p - (1 << 64) if p >= 1 << 63 else p`,

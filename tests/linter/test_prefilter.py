@@ -150,10 +150,10 @@ SITE_EDGE_TEXTS = [
 
 def site_regex(factories: tuple[str, ...] = ()) -> re.Pattern[str]:
     """The definition of a site (ptrlint.prefilter.prefilter): a site word or a cast method after a dot."""
-    from ptrlint.names import CAST_METHODS, SITE_WORDS
+    from ptrlint.catalog import site_methods, site_words
 
-    words = "|".join(re.escape(w) for w in (*SITE_WORDS, *factories) if w)
-    methods = "|".join(CAST_METHODS)
+    words = "|".join(re.escape(w) for w in (*site_words(), *factories) if w)
+    methods = "|".join(site_methods())
     # `#[^\n]*\n`: a comment runs to its line end, so the repetition cannot backtrack (`x.  ####`)
     return re.compile(rf"\b(?:{words})\b|\.(?:\s|\\|#[^\n]*\n)*(?:{methods})\b")
 
@@ -239,3 +239,19 @@ def test_a_pointer_word_that_names_a_creation_or_a_getter_is_evidence(source):
 
     assert has_evidence(source, Config())
     assert _findings(source, True) == _findings(source, False)
+
+
+@pytest.mark.parametrize("codes, expected", [
+    (None, True),  # every rule: the creation is a site
+    (frozenset({"PTR001"}), True),
+    (frozenset({"PTR006"}), False),  # ctypes only: no `ctypes` in the text, so no site of that rule
+    (frozenset({"PTR006", "PTR002"}), True),
+])
+def test_the_sites_are_those_of_the_selected_rules(codes, expected):
+    """Each rule declares the words its sites leave (ptrlint/catalog.py gathers them); a run with some
+    rules selected skips a file that holds none of theirs."""
+    from ptrlint.config import Config
+    from ptrlint.prefilter import prefilter
+
+    text = "import torch\nptrs = torch.zeros(4, dtype=torch.int64)\nptrs[0] = t.data_ptr()\n"
+    assert prefilter(text, Config(), codes) is expected

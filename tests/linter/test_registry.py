@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -22,13 +23,40 @@ def test_codes_and_names_are_unique_and_well_formed():
     assert set(RULES_BY_CODE) == set(codes)
 
 
-def test_the_catalog_lists_every_rule_as_its_class_says():
-    """Settings, reports and the cache read codes and names from the catalog (importable without the
-    analysis); it must say exactly what the classes say, in the same order."""
-    from ptrlint.catalog import CATALOG, rule_name
+def test_the_catalog_is_generated_from_the_rule_classes():
+    """Settings, reports, the cache and the prefilter read codes, names and site words from the
+    catalog (importable without the analysis); its entries must be what the classes say, in the same
+    order (regenerate with `python -m ptrlint.catalog`)."""
+    from ptrlint import catalog
 
-    assert [(e.code, e.name) for e in CATALOG] == [(r.code, r.name) for r in ALL_RULES]
-    assert rule_name("E999") == "E999"
+    path = Path(catalog.__file__)
+    text = path.read_text(encoding="utf-8")
+    assert catalog.generated(text, ALL_RULES) == text, "the catalog is stale: run `python -m ptrlint.catalog`"
+    assert [(e.code, e.name, e.site_words, e.site_methods) for e in catalog.CATALOG] == \
+        [(r.code, r.name, r.site_words, r.site_methods) for r in ALL_RULES]
+    assert catalog.rule_name("E999") == "E999"
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_new_rule_fires_from_the_command_line_on_its_own_examples(rule, tmp_path):
+    """The rule tests call a rule directly; the command line first asks the prefilter, which skips a
+    file without a site word of the selected rules. Each INVALID example, linted with only its own
+    rule selected, must give exactly its findings: a rule whose declared sites miss its examples
+    (or a stale catalog) fails here, not in a user's run."""
+    import json
+    import subprocess
+    import sys
+
+    for i, case in enumerate(rule.INVALID):
+        (tmp_path / f"example_{i}.py").write_text(case.code)
+    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
+                           "--select", rule.code, "."], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    counts: dict[str, int] = {}
+    for finding in json.loads(proc.stdout):
+        assert finding["code"] == rule.code
+        counts[finding["path"]] = counts.get(finding["path"], 0) + 1
+    assert counts == {f"example_{i}.py": case.count for i, case in enumerate(rule.INVALID)}
 
 
 def test_choosing_codes_and_reporting_load_no_rule():
