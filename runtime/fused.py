@@ -143,6 +143,11 @@ def check_targets(table: Any, name: str, targets: list[Target], regions: MemoryR
             f"entry {i} of {name}: null address; a kernel would read the table before it was filled "
             f"(fill it from {target.label} first)"
         )
+    if int(last[i]) < int(want[i]):
+        raise PointerBoundsError(
+            f"entry {i} of {name}: {target.label} [{_shown(stored, addr)}, +{target.nbytes}) runs past 2**64 "
+            "(its end wraps around to a low address): no allocation can hold it; the address or the size is wrong"
+        )
     if addr != int(want[i]):
         raise PointerRoundTripError(
             f"entry {i} of {name}: address {_shown(stored, addr)} is not the address it was filled from "

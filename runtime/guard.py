@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
-from typing import Any, Iterator
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
 from ._torch import np, torch
 from .buffers import CpuGpuBuffer
@@ -116,6 +117,9 @@ class Region:
     start: int
     nbytes: int
     label: str = ""
+    # whether the memory is still allocated (a tensor's storage, an ndarray's base): a region registered
+    # from an object lives as long as its storage; one registered by address (add_range) until removed
+    alive: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     @property
     def end(self) -> int:
@@ -127,14 +131,25 @@ class Region:
 
 
 def _region_of(obj: Any) -> tuple[int, int, str]:
+    start, nbytes, label, _alive = _allocation_of(obj)
+    return start, nbytes, label
+
+
+def _allocation_of(obj: Any) -> tuple[int, int, str, Callable[[], bool]]:
+    """The whole allocation behind a tensor or ndarray, and a test of whether it is still allocated."""
     if isinstance(obj, torch.Tensor):
+        from torch.multiprocessing.reductions import StorageWeakRef
+
         storage = obj.untyped_storage()
-        return to_real(storage.data_ptr()), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}"
+        ref = StorageWeakRef(storage)  # expires when the last tensor on the storage is freed
+        return (to_real(storage.data_ptr()), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}",
+                lambda: not ref.expired())
     if isinstance(obj, np.ndarray):
         base = obj
         while isinstance(base.base, np.ndarray):
             base = base.base
-        return base.ctypes.data, base.nbytes, f"ndarray {base.shape} {base.dtype}"
+        owner = weakref.ref(base)  # views keep their base alive
+        return base.ctypes.data, base.nbytes, f"ndarray {base.shape} {base.dtype}", lambda: owner() is not None
     if isinstance(obj, CpuGpuBuffer):
         raise TypeError("register the CpuGpuBuffer's .cpu or .gpu tensor, not the buffer object")
     raise TypeError(f"cannot register a {type(obj).__name__}; pass a tensor, an ndarray, or use add_range()")
@@ -143,7 +158,9 @@ def _region_of(obj: Any) -> tuple[int, int, str]:
 class MemoryRegions:
     """Registered memory that copies may touch. Thread-safe.
 
-    Used as a context manager, it removes on exit whatever was added inside the block.
+    Used as a context manager, it removes on exit whatever was added inside the block. A region added
+    from a tensor or an ndarray lives as long as its storage: once the memory is freed, no check accepts
+    an address in it again (the allocator may hand it to anything).
     """
 
     def __init__(self) -> None:
@@ -153,13 +170,18 @@ class MemoryRegions:
         self._cache: tuple[np.ndarray, np.ndarray, list[Region]] | None = None
 
     def add(self, obj: Any, label: str | None = None) -> Region:
-        start, nbytes, auto = _region_of(obj)
-        return self.add_range(start, nbytes, label if label is not None else auto)
+        """Register a tensor's or ndarray's whole allocation, for as long as it is allocated."""
+        start, nbytes, auto, alive = _allocation_of(obj)
+        return self._add(start, nbytes, label if label is not None else auto, alive)
 
     def add_range(self, addr: int, nbytes: int, label: str = "") -> Region:
-        """Register ``nbytes`` at ``addr`` (a shifted address under simulated high addresses is stored real)."""
-        addr, nbytes = to_real(addr), int(nbytes)
-        region = Region(addr, nbytes, label)
+        """Register ``nbytes`` at ``addr`` (a shifted address under simulated high addresses is stored real),
+        until removed: ptrlint cannot tell when memory known only by its address is freed."""
+        return self._add(to_real(addr), nbytes, label, None)
+
+    def _add(self, addr: int, nbytes: int, label: str, alive: Callable[[], bool] | None) -> Region:
+        nbytes = int(nbytes)
+        region = Region(addr, nbytes, label, alive)
         if nbytes == 0 and addr >= 0:
             return region  # an empty allocation (data_ptr 0 is normal there): nothing to copy into
         if addr <= 0 or nbytes < 0 or addr + nbytes > U64_MAX + 1:
@@ -210,8 +232,15 @@ class MemoryRegions:
             self._cache = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, list[Region]]:
-        """Sorted, merged (overlapping regions united) starts/ends as uint64 arrays."""
+        """Sorted, merged (overlapping regions united) starts/ends as uint64 arrays, of the regions whose
+        memory is still allocated (a freed one is dropped here)."""
         with self._lock:
+            freed = [i for i, r in enumerate(self._regions) if r.alive is not None and not r.alive()]
+            if freed:
+                for i in reversed(freed):
+                    del self._regions[i]
+                self._marks = [min(m, len(self._regions)) for m in self._marks]
+                self._cache = None
             if self._cache is None:
                 merged: list[list[int]] = []
                 owners: list[Region] = []
@@ -227,12 +256,13 @@ class MemoryRegions:
             return self._cache
 
     def contains(self, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-        """Per range (uint64 arrays, inclusive ends, real addresses): does it lie inside one region?"""
+        """Per range (uint64 arrays, inclusive ends, real addresses): does it lie inside one region? A range
+        whose end wrapped past 2**64 (``last < first``: ``first + nbytes - 1`` computed in uint64) lies in none."""
         starts, ends, _ = self.arrays()
         if not len(starts):
             return np.zeros(len(first), bool)
         idx = np.searchsorted(starts, first, side="right").astype(np.int64) - 1
-        return (idx >= 0) & (last <= ends[np.maximum(idx, 0)])
+        return (idx >= 0) & (last >= first) & (last <= ends[np.maximum(idx, 0)])
 
     def nearest(self, addr: int) -> str:
         starts, ends, owners = self.arrays()

@@ -198,3 +198,81 @@ def test_a_launch_is_refused_before_the_kernel_runs():
         with pytest.raises(PointerRoundTripError, match="entry 1 of MambaSpecDecodeGPUContext.state_base_addrs"):
             strict(ctx, 1)
         assert ctx.launched == 2
+
+
+TOP = 1 << 64
+
+
+def test_a_state_whose_span_runs_past_2_64_is_refused():
+    """[2**64 - 8, +8192) wraps to an end of 0x1ff7 in uint64: inside no allocation, whatever is registered."""
+    regions = MemoryRegions()
+    regions.add_range(TOP - 4096, 4096, "top page")  # the last page of the address space
+    regions.add_range(0x1000, 0x10000, "low memory")  # where the wrapped end lands
+    address = TOP - 8
+    table = torch.tensor([_i64(address)], dtype=torch.int64)
+    target = fused.Target(address, 8192, "state 0")
+    with pytest.raises(PointerBoundsError, match=r"entry 0 of t: state 0 \[0xfffffffffffffff8, \+8192\) runs past 2\*\*64"):
+        fused.check_targets(table, "t", [target], regions)
+    fused.check_targets(table, "t", [fused.Target(address, 8, "state 0")], regions)  # the last 8 bytes: inside
+
+
+@pytest.mark.parametrize("first, nbytes", [
+    (TOP - 1, 2), (TOP - 8, 8192), (TOP - 4096, 4097), (TOP - 1, 1 << 63), (1 << 63, (1 << 63) + 1),
+])
+def test_no_range_that_wraps_is_contained(first, nbytes):
+    import numpy as np
+
+    regions = MemoryRegions()
+    regions.add_range(0x1000, TOP - 0x1000, "everything but the first page")
+    ends = (first + nbytes - 1) % TOP  # as uint64 arithmetic computes an inclusive end
+    inside = regions.contains(np.array([first], dtype=np.uint64), np.array([ends], dtype=np.uint64))
+    assert not inside[0]
+    last = np.array([first], dtype=np.uint64) + np.array([nbytes - 1], dtype=np.uint64)  # numpy wraps the same way
+    assert not regions.contains(np.array([first], dtype=np.uint64), last)[0]
+
+
+def test_a_freed_tensor_s_region_is_never_accepted_again():
+    """A region lives as long as its storage: the allocator may hand freed memory to anything."""
+    import gc
+
+    import numpy as np
+
+    regions = MemoryRegions()
+    cache = torch.zeros(1024, dtype=torch.uint8)
+    regions.add(cache, "cache")
+    first = np.array([cache.data_ptr()], dtype=np.uint64)
+    assert regions.contains(first, first)[0]
+    view = cache[16:]
+    del cache
+    gc.collect()
+    assert regions.contains(first, first)[0] and len(regions) == 1  # a view keeps the storage alive
+    del view
+    gc.collect()
+    assert not regions.contains(first, first)[0]
+    assert len(regions) == 0
+    array = np.zeros(64, dtype=np.uint8)
+    regions.add(array, "host")
+    where = np.array([array.ctypes.data], dtype=np.uint64)
+    assert regions.contains(where, where)[0]
+    del array
+    gc.collect()
+    assert not regions.contains(where, where)[0]
+
+
+def test_contains_is_exactly_inside_one_region_property():
+    """Property: a range is contained iff it lies inside the registered region without wrapping."""
+    import numpy as np
+    from hypothesis import given, settings, strategies as st
+
+    start, size = TOP - (1 << 20), (1 << 20)
+    regions = MemoryRegions()
+    regions.add_range(start, size, "the top megabyte")
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(TOP - (1 << 21), TOP - 1), st.integers(1, 1 << 22))
+    def check(first: int, nbytes: int) -> None:
+        last = np.array([first], dtype=np.uint64) + np.array([nbytes - 1], dtype=np.uint64)
+        expected = first >= start and first + nbytes <= TOP
+        assert bool(regions.contains(np.array([first], dtype=np.uint64), last)[0]) is expected
+
+    check()
