@@ -96,9 +96,14 @@ def wheel_tree(name: str) -> Path:
 
 
 def timed(cmd: list[str], cwd: Path) -> float:
+    """Seconds of one run, which must succeed (every benchmark passes --exit-zero): a run that crashed at
+    start-up would otherwise be timed as a fast one."""
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} in {cwd}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+    return elapsed
 
 
 def peak_rss(cmd: list[str], cwd: Path) -> int:
