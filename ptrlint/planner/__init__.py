@@ -18,7 +18,7 @@ from .workers import die_with_parent
 from ..settings import Settings
 from ..sources import file_size
 from .files import lint_file, lint_notebook, process_file, quick_result
-from .index import ProjectRun
+from .memo import RunMemo
 from .workers import POOL_MIN_PARSES
 
 if TYPE_CHECKING:  # a process pool is imported when one starts: one file, or a warm run, never does
@@ -33,12 +33,30 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
     With the project index on and a ``path`` that is a file of a project, the text is analysed
     with what the project's other modules say, read from disk (or the cache)."""
     if settings.project_index and os.path.isfile(path):
+        from .index import ProjectRun
+
         run_ = ProjectRun([path], settings, 1, texts={path: text, os.path.realpath(path): text})
         results = run_.run()
         return results[0] if results else FileResult(path=path)
     from .. import engine  # the analysis and the rules: imported when a module is analysed
 
     return engine.process_text(text, path, settings)
+
+
+def _index_run(modules: list[str], settings: Settings, jobs: int) -> list[FileResult]:
+    """The modules linted with the project index: from the run memo when nothing they depend on has
+    changed since a run that linted them (planner/memo.py), else planned, and then recorded."""
+    memo = RunMemo(settings) if RunMemo.usable(settings) else None
+    served = memo.answer(modules) if memo is not None else None
+    if served is not None:
+        return served
+    from .index import ProjectRun  # the planner proper, and through it the analysis
+
+    run_ = ProjectRun(modules, settings, jobs)
+    results = run_.run()
+    if memo is not None:
+        memo.record(results, run_.roots(), run_.tasks)
+    return results
 
 
 def _worker(args: tuple[str, Settings]) -> FileResult:
@@ -56,7 +74,7 @@ def run(paths: Sequence[str], settings: Settings, jobs: int) -> list[FileResult]
     if settings.project_index:
         notebooks = [p for p in paths if p.endswith(".ipynb")]
         modules = [p for p in paths if not p.endswith(".ipynb")]
-        done = {r.path: r for r in ProjectRun(modules, settings, jobs).run()} if modules else {}
+        done = {r.path: r for r in _index_run(modules, settings, jobs)} if modules else {}
         done.update({p: lint_notebook(p, settings) for p in notebooks})
         return [done[p] for p in paths if p in done]
     results: list[FileResult | None] = [None] * len(paths)

@@ -320,30 +320,39 @@ class ProjectRun:
                 if task.stage is Stage.ANALYSED and task.result is not None and task.key:
                     store(self.cache, self.texts, task, task.result, key=summary_key(task.key))
                 continue
-            result = task.result or FileResult(path=task.path)
-            if not task.analyse:
-                result = FileResult(path=task.path)
-            fixing = final.fixing and any(final.applies(f) for f in result.findings)
-            rendered = None
-            if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
-                rendered = rendered_from_cache(task, result.findings)
-            store(self.cache, self.texts, task, result, rendered)
-            if fixing:
-                # fix (or diff) with the final view, in this process: the files with fixes are few; the
-                # findings of the last round serve when every answer they read still holds
-                current = task.stage is Stage.ANALYSED and result.source_digest and not consulted_changed(
-                    task.consulted, self.view, task.module, task.bases, fresh=True)
-                result = lint_file(task.path, final, ModuleLink(self.view, task.path),
-                                   text_override=self.texts.get(task.path),
-                                   findings=result.findings if current else None,
-                                   findings_digest=result.source_digest)
-            elif rendered is not None:
-                result = replace(result, findings=rendered)
-            self.results[task.path] = result
+            self.results[task.path] = _final_result(task, final, self.view, self.cache, self.texts)
+
+    def roots(self) -> set[str]:
+        """The project roots of the linted modules (what a run memo watches: planner/memo.py)."""
+        return {str(project_root(t.real)) for t in self.tasks.values() if t.linted}
 
     def _from_cache(self, task: Task) -> bool:
         """A cached result for this content; whether what it read still holds is checked in _settle."""
         return from_cache(self.cache, self.texts, task)
+
+
+def _final_result(task: Task, final: Settings, view: ProjectView, cache: Cache | None,
+                  texts: dict[str, str]) -> FileResult:
+    """A linted module's result as the run reports it (stored in the cache first): its findings, with
+    their rendered fixes when shown, or fixed (``--fix``/``--diff``) with the final view."""
+    result = task.result or FileResult(path=task.path)
+    if not task.analyse:
+        result = FileResult(path=task.path)
+    fixing = final.fixing and any(final.applies(f) for f in result.findings)
+    rendered = None
+    if not fixing and final.render_edits and any(f.fix is not None for f in result.findings):
+        rendered = rendered_from_cache(task, result.findings)
+    store(cache, texts, task, result, rendered)
+    if fixing:
+        # fix (or diff) with the final view, in this process: the files with fixes are few; the
+        # findings of the last round serve when every answer they read still holds
+        current = task.stage is Stage.ANALYSED and result.source_digest and not consulted_changed(
+            task.consulted, view, task.module, task.bases, fresh=True)
+        return lint_file(task.path, final, ModuleLink(view, task.path), text_override=texts.get(task.path),
+                         findings=result.findings if current else None, findings_digest=result.source_digest)
+    if rendered is not None:
+        return replace(result, findings=rendered)
+    return result
 
 
 def _read_wanted(run: ProjectRun, wanted: set[str], last: bool) -> tuple[list[Task], bool]:
