@@ -93,7 +93,7 @@ def markdown(result: dict) -> str:
     for label, row in result["runs"].items():
         lines.append(f"| {label} | {row['ptrlint']:.2f} s | {row['ruff']:.3f} s | {row['ptrlint'] / row['ruff']:.1f}x "
                      f"| {row['ptrlint'] / whole:.2f}x |")
-    lines += ["", "Targets (issue 44): one file warm <= 10x ruff; a subfolder's run <= 1.5x the warm whole tree.", ""]
+    lines += ["", "Targets (issues 44, 56): one file warm <= 10x ruff; a subfolder's run <= 1.5x the warm whole tree.", ""]
     return "\n".join(lines)
 
 
