@@ -165,10 +165,7 @@ def _make_populate(module: Any, original: Callable[..., Any], level: str) -> Cal
         block_tables = list(bound.get("block_tables") or ())
         aligned = list(bound.get("aligned_index_block_tables") or block_tables)
         if level == "strict":  # the tables the kernels index: the caller hands them over here
-            regions = default_regions()
-            for i, table in enumerate([*block_tables, *aligned]):
-                if table.numel():
-                    regions.add(table, f"vLLM Mamba block table {i}")
+            _register_block_tables([*block_tables, *aligned])
         result = original(self, *args, **kwargs)
         states = fused.state_targets(module, self, bound.get("kv_cache_config"), bound.get("forward_context") or {},
                                      bound.get("mamba_state_copy_funcs"))
@@ -182,6 +179,26 @@ def _make_populate(module: Any, original: Callable[..., Any], level: str) -> Cal
 
     functools.update_wrapper(_populate_metadata, original)
     return _populate_metadata
+
+
+_UNREGISTERED: set[str] = set()  # the block-table types said once not to be registrable
+
+
+def _register_block_tables(tables: list[Any]) -> None:
+    """Register the block tables that are tensors; say once per type which could not be (vLLM accepts
+    any object with ``data_ptr()`` and ``stride()``: its entries are then checked for their round trip
+    only, not against the registered regions)."""
+    regions = default_regions()
+    for i, table in enumerate(tables):
+        if fused.is_tensor(table):
+            if table.numel():
+                regions.add(table, f"vLLM Mamba block table {i}")
+            continue
+        kind = type(table).__name__
+        if kind not in _UNREGISTERED:
+            _UNREGISTERED.add(kind)
+            logger.warning("ptrlint: cannot register a %s block table (not a tensor): strict checks its entries "
+                           "for the address they were filled from, not for the memory they point into", kind)
 
 
 def _make_warmup(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -210,3 +210,54 @@ def test_install_guards_a_034_layout_where_filled_and_launched(tmp_path: Path):
     assert "UNBOUND entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: m0 state 0 [0x" in proc.stdout
     assert "REFUSED entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x" in proc.stdout
     assert "is not the address it was filled from (m0 state 0 at 0x" in proc.stdout
+
+
+SCRIPT_034_DUCK = '''
+import logging, sys, types
+logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="%(message)s")
+import torch
+from ptrlint.runtime import vllm as plugin, PointerRoundTripError, register
+assert plugin.install(check="strict") is True
+from vllm.v1.worker import mamba_utils as mu
+
+
+class BlockTable:  # what vLLM accepts: an object with data_ptr() and stride(), not a tensor
+    def __init__(self, tensor):
+        self._tensor = tensor
+    def data_ptr(self):
+        return self._tensor.data_ptr()
+    def stride(self, dim=None):
+        return self._tensor.stride() if dim is None else self._tensor.stride(dim)
+
+
+pages = torch.zeros(4, 224, dtype=torch.int8)
+states = (pages[:, :96].view(torch.float32).view(-1, 3, 8), pages[:, 96:].view(torch.float32).view(-1, 4, 8))
+register(pages)
+spec = types.SimpleNamespace(mamba_type="mamba2")
+config = types.SimpleNamespace(kv_cache_groups=[types.SimpleNamespace(layer_names=["m0"], kv_cache_spec=spec)])
+layers = {"m0": types.SimpleNamespace(kv_cache=states)}
+funcs = {"mamba2": ("conv", "temporal")}
+table = BlockTable(torch.zeros(2, 4, dtype=torch.int32))
+z = lambda n: torch.zeros(n, dtype=torch.int64)
+ctx = mu.MambaSpecDecodeGPUContext(z(2), z(1), z(1), [0], 2, 1)
+ctx._populate_metadata(config, layers, funcs, [table], [table])
+ctx.run_fused_precopy(1)
+assert mu.LAUNCHED == [2]
+ctx.block_table_ptrs[0] += 64
+try:
+    ctx.run_fused_precopy(1)
+except PointerRoundTripError as exc:
+    print("REFUSED", exc)
+assert mu.LAUNCHED == [2]
+print("OK")
+'''
+
+
+def test_strict_accepts_a_duck_typed_block_table_and_still_checks_its_entries(tmp_path: Path):
+    """vLLM takes any block table with data_ptr() and stride(): strict registers what it can, says once
+    what it could not, and still refuses an entry that is not the address the table was filled from."""
+    proc = run_with_fake_vllm(tmp_path, FAKE_034_LAYOUT, SCRIPT_034_DUCK)
+    assert "OK" in proc.stdout, proc.stdout
+    assert proc.stdout.count("cannot register a BlockTable block table (not a tensor)") == 1
+    assert "REFUSED entry 0 of MambaSpecDecodeGPUContext.block_table_ptrs: address 0x" in proc.stdout
+    assert "block table 0 (a BlockTable: its extent is unknown)" in proc.stdout
