@@ -21,14 +21,14 @@ _EXPORTS: dict[str, str] = {
     "PointerGuardError": "errors",
     "PointerOverlapError": "errors",
     "PointerRoundTripError": "errors",
-    "MemoryRegions": "guard",
-    "Region": "guard",
+    "MemoryRegions": "regions",
+    "Region": "regions",
     "assert_pointer_buffer": "guard",
-    "default_regions": "guard",
+    "default_regions": "regions",
     "guard_level": "guard",
-    "register": "guard",
+    "register": "regions",
     "store_pointer": "guard",
-    "unregister": "guard",
+    "unregister": "regions",
     "verify_upload": "guard",
     "KVCacheConfig": "mamba",
     "KVCacheGroupSpec": "mamba",
@@ -81,14 +81,9 @@ if TYPE_CHECKING:
         PointerRoundTripError,
     )
     from .guard import (
-        MemoryRegions,
-        Region,
         assert_pointer_buffer,
-        default_regions,
         guard_level,
-        register,
         store_pointer,
-        unregister,
         verify_upload,
     )
     from .mamba import (
@@ -105,5 +100,12 @@ if TYPE_CHECKING:
         get_temporal_copy_spec,
         make_buffer_factory,
         validate_mamba_state_copy_funcs,
+    )
+    from .regions import (
+        MemoryRegions,
+        Region,
+        default_regions,
+        register,
+        unregister,
     )
     from .simulate import real_addresses, simulate_high_addresses

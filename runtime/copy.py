@@ -8,7 +8,8 @@ from typing import Any
 from ._torch import torch
 from .buffers import CpuGpuBuffer
 from .errors import PointerBoundsError, PointerGuardError
-from .guard import MemoryRegions, check_fast, check_strict, default_regions, guard_level, host_array
+from .guard import check_fast, check_strict, guard_level, host_array
+from .regions import MemoryRegions, default_regions
 from .simulate import active as simulating
 from .simulate import current_offset, to_real_array, to_real_tensor
 

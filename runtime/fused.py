@@ -27,7 +27,8 @@ from typing import Any
 
 from ._torch import np, torch
 from .errors import PointerBoundsError, PointerOverlapError, PointerRoundTripError
-from .guard import MemoryRegions, _shown, check_address_table, default_regions, host_array
+from .guard import _shown, check_address_table, host_array
+from .regions import MemoryRegions, default_regions
 from .simulate import to_real, to_real_array, to_real_tensor
 
 CONTEXT = "MambaSpecDecodeGPUContext"

@@ -42,7 +42,8 @@ from typing import Any
 from . import fused
 from ._torch import torch
 from .copy import check_tables
-from .guard import assert_pointer_buffer, default_regions, guard_level
+from .guard import assert_pointer_buffer, guard_level
+from .regions import default_regions
 from .mamba import _create, collect_mamba_copy_meta, do_mamba_copy_block
 from .simulate import active as simulating
 from .simulate import to_real_tensor
