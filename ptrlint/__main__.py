@@ -1,3 +1,5 @@
+"""``python -m ptrlint``: the command line."""
+
 from .cli import console
 
 console()

@@ -14,6 +14,7 @@ from ...names import (
     VIEW_ATTRIBUTES,
     classify_string_dtype,
 )
+from .callees import inherited, inherited_external, loaded_module
 from .consumer_parts import ConsumersPart, UseSearch
 from .dtype_match import DtypeMatch
 from ..values.lattice import Kind
@@ -221,7 +222,7 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.READY, call, f"`.{func.attr}()` of another buffer")]
         if isinstance(func, ast.Attribute) and func.attr in DTYPE_MATCHING_METHODS and not qnames and not numpy:
             return [self.match.source_of(call, func, after)]
-        target = c.types.function_called(func) or self.inherited(func)
+        target = c.types.function_called(func) or inherited(c, func)
         if target is not None:
             return self.u.call_parameter_uses(target, call, expr, trail, visited)
         class_id = c.types.class_of_name(func)
@@ -244,7 +245,7 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.INT64, call, f"`{spelled}()`, which ptrlint does not know to work on uint64", after)]
         external = c.types.external_callee(func) if self.view is not None else None
         if external is None and self.view is not None:
-            external = self.inherited_external(func)
+            external = inherited_external(self.c, func)
         if external is not None and self.view is not None and self.is_project(external):
             found = self.view.param_consumers(external, position, keyword, (), self.facts.options)
             if found is not None:
@@ -254,7 +255,7 @@ class UseClassifier(ConsumersPart):
         if qnames:
             return [Use(UseKind.INT64, call, f"`{spelled}()` is code outside the project (unknown means int64)", after,
                         opaque=True)]
-        loader = self.loaded_module(func)
+        loader = loaded_module(self.c, func)
         if loader is not None:
             return [Use(UseKind.INT64, call, f"`{spelled}()` belongs to a module loaded by `{loader}()` "
                                              "(compiled code: unknown means int64)", after, opaque=True)]
@@ -263,65 +264,6 @@ class UseClassifier(ConsumersPart):
                                              "int64)", after, opaque=True)]
         return [Use(UseKind.INT64, call, f"`{spelled}()` is a callable ptrlint cannot see (a parameter, a local or a "
                                          "compiled kernel: unknown means int64)", after, opaque=True)]
-
-    def inherited(self, func: ast.AST) -> FunctionNode | None:
-        """``self.m(...)`` where ``m`` is defined by a base class of this module (followed up the bases)."""
-        if not isinstance(func, ast.Attribute):
-            return None
-        for class_id in self.bases_of(self.c.types.receiver_class(func.value)):
-            if isinstance(class_id, int):
-                found = self.c.class_methods.get(class_id, {}).get(func.attr)
-                if found is not None:
-                    return found
-        return None
-
-    def inherited_external(self, func: ast.AST) -> str | None:
-        """``self.m(...)`` where ``m`` comes from a base class of another module: ``pkg.mod.Base.m``."""
-        if not isinstance(func, ast.Attribute):
-            return None
-        for class_id in self.bases_of(self.c.types.receiver_class(func.value)):
-            if isinstance(class_id, str):
-                return f"{class_id}.{func.attr}"
-        return None
-
-    def bases_of(self, class_id: int | str | None) -> list[int | str]:
-        """The base classes of a class of this module, nearest first (module classes by id, imported
-        ones by qualified name), to a bounded depth."""
-        out: list[int | str] = []
-        frontier = [class_id] if isinstance(class_id, int) else []
-        while frontier and len(out) < 16:
-            node = self.c.class_nodes.get(frontier.pop(0))  # type: ignore[arg-type]
-            for base in node.bases if node is not None else ():
-                found = self.c.types.class_of_name(base)
-                if found is None:
-                    qnames = self.c.qualified_names(base)
-                    found = next(iter(sorted(qnames)), None) if qnames else None
-                if found is not None and found not in out:
-                    out.append(found)
-                    if isinstance(found, int):
-                        frontier.append(found)
-        return out
-
-    def loaded_module(self, func: ast.AST) -> str | None:
-        """``mod.run(table)`` where ``mod`` came from a loader (``load_jit(...)``,
-        ``cpp_extension.load(...)``, a function of the project that builds or finds a module): what
-        the loader returns is not a class ptrlint knows, so its methods are code it cannot see."""
-        if not isinstance(func, ast.Attribute):
-            return None
-        base = func.value
-        calls: list[ast.expr] = [base] if isinstance(base, ast.Call) else []
-        key = self.c.key_of(base) if isinstance(base, (ast.Name, ast.Attribute)) else None
-        if key is not None:
-            calls += [b.expr for b in self.c.bindings.get(key, []) if b.how == "expr"]
-        for call in calls:
-            if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
-                qnames = self.c.qualified_names(call.func)
-                if self.c.types.class_of_name(call.func) is not None:
-                    continue  # a class: an instance of it, not a loaded module
-                if any(not q.startswith("builtins.") for q in qnames) or \
-                        (not qnames and self.c.types.function_called(call.func) is not None):
-                    return attr_name(call.func)
-        return None
 
     def is_project(self, qname: str) -> bool:
         return bool(self.view is not None and self.view.is_project_symbol(qname))
