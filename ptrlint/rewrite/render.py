@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState  # what Module.code_for_node uses, with an indent stack
@@ -205,85 +205,121 @@ def _find(tree: _Tree, intent: Intent) -> cst.CSTNode:
 
 
 def _apply(intent: Intent, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
-    action = intent.action
-    if action == "rename_attribute":
-        assert isinstance(node, cst.Attribute)
-        return node.with_changes(attr=cst.Name(intent.value))
-    if action == "replace_name":
-        assert isinstance(node, cst.Name)
-        new = cst.parse_expression(intent.value)
-        return new.with_changes(lpar=node.lpar, rpar=node.rpar)
-    if action == "replace_string":
-        assert isinstance(node, cst.SimpleString)
-        return node.with_changes(value=f"{node.prefix}{node.quote}{intent.value}{node.quote}")
-    if action == "append_keyword":
-        assert isinstance(node, cst.Call)
-        return _append_keyword(node, intent.value, tree)
-    if action == "replace_method_call":
-        assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-        return node.with_changes(
-            func=node.func.with_changes(attr=cst.Name("to")),
-            whitespace_before_args=cst.SimpleWhitespace(""),
-            args=[cst.Arg(cst.parse_expression(intent.value))],
-        )
-    if action == "append_view":  # `torch.tensor(xs, dtype=torch.uint64)` -> `... .view(torch.int64)`
-        assert isinstance(node, cst.Call)
-        return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("view")),
-                        args=[cst.Arg(cst.parse_expression(intent.value))])
-    if action == "view_receiver":  # `table.numpy()` -> `table.view(torch.uint64).numpy()`
-        assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-        receiver = cst.Call(func=cst.Attribute(value=node.func.value, attr=cst.Name("view")),
-                            args=[cst.Arg(cst.parse_expression(intent.value))])
-        return node.with_changes(func=node.func.with_changes(value=receiver))
-    if action == "wrap_uint64_tensor":  # `p` -> `torch.tensor(p, dtype=torch.uint64)` (value: the torch alias)
-        assert isinstance(node, cst.BaseExpression)
-        inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
-        call = cst.Call(
-            func=cst.Attribute(value=cst.parse_expression(intent.value), attr=cst.Name("tensor")),
-            args=[cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                  cst.Arg(cst.parse_expression(f"{intent.value}.uint64"), keyword=cst.Name("dtype"),
-                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                whitespace_after=cst.SimpleWhitespace("")))],
-        )
-        return call.with_changes(lpar=node.lpar, rpar=node.rpar)
-    if action == "wrap_call":  # `p` -> `np.uint64(p)` (value: the callee)
-        assert isinstance(node, cst.BaseExpression)
-        inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
-        call = cst.Call(func=cst.parse_expression(intent.value), args=[cst.Arg(inner)])
-        return call.with_changes(lpar=node.lpar, rpar=node.rpar)
-    if action == "replace_expression":  # any expression -> the text in value (`cond_dtype` -> `torch.uint64`)
-        assert isinstance(node, cst.BaseExpression)
-        return cst.parse_expression(intent.value).with_changes(lpar=node.lpar, rpar=node.rpar)
-    if action == "mask_uint64":  # `w` -> `w & 0xFFFF_FFFF_FFFF_FFFF` (value: the mask): the raw address again;
-        # value "mask;torch": a torch element store, `torch.tensor(w & mask, dtype=torch.uint64)` (any release)
-        assert isinstance(node, cst.BaseExpression)
-        mask, _, alias = intent.value.partition(";")
-        atomic = isinstance(node, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.Integer)) or bool(node.lpar)
-        left = node if atomic else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        masked = cst.BinaryOperation(left=left, operator=cst.BitAnd(), right=cst.Integer(mask))
-        if not alias:
-            return masked
-        return cst.Call(
-            func=cst.Attribute(value=cst.parse_expression(alias), attr=cst.Name("tensor")),
-            args=[cst.Arg(masked, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                  cst.Arg(cst.parse_expression(f"{alias}.uint64"), keyword=cst.Name("dtype"),
-                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                whitespace_after=cst.SimpleWhitespace("")))],
-        )
-    if action == "append_astype":  # `ids` -> `ids.astype(np.uint64)` (value: the dtype)
-        assert isinstance(node, cst.BaseExpression)
-        return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("astype")),
-                        args=[cst.Arg(cst.parse_expression(intent.value))])
-    if action == "add_import_name":
-        assert isinstance(node, cst.ImportFrom)
-        if isinstance(node.names, cst.ImportStar) or not node.names:
-            raise RewriteError("star import")
-        names = list(node.names)
-        last = names[-1]
-        names[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        names.append(cst.ImportAlias(name=cst.Name(intent.value), comma=last.comma))
-        return node.with_changes(names=names)
-    raise RewriteError(f"unknown intent {action!r}")
+    """The node with one intent applied (each action's rule below; ``findings.Intent`` lists them)."""
+    action = _ACTIONS.get(intent.action)
+    if action is None:
+        raise RewriteError(f"unknown intent {intent.action!r}")
+    return action(intent.value, node, tree)
+
+
+def _rename_attribute(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    assert isinstance(node, cst.Attribute)
+    return node.with_changes(attr=cst.Name(value))
+
+
+def _replace_name(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    assert isinstance(node, cst.Name)
+    return cst.parse_expression(value).with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+def _replace_string(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    assert isinstance(node, cst.SimpleString)
+    return node.with_changes(value=f"{node.prefix}{node.quote}{value}{node.quote}")
+
+
+def _append_keyword_action(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    assert isinstance(node, cst.Call)
+    return _append_keyword(node, value, tree)
+
+
+def _replace_method_call(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+    return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")),
+                             whitespace_before_args=cst.SimpleWhitespace(""),
+                             args=[cst.Arg(cst.parse_expression(value))])
+
+
+def _append_view(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """`torch.tensor(xs, dtype=torch.uint64)` -> `... .view(torch.int64)`."""
+    assert isinstance(node, cst.Call)
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("view")), args=[cst.Arg(cst.parse_expression(value))])
+
+
+def _view_receiver(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """`table.numpy()` -> `table.view(torch.uint64).numpy()`."""
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+    receiver = cst.Call(func=cst.Attribute(value=node.func.value, attr=cst.Name("view")),
+                        args=[cst.Arg(cst.parse_expression(value))])
+    return node.with_changes(func=node.func.with_changes(value=receiver))
+
+
+def _uint64_tensor(alias: str, inner: cst.BaseExpression) -> cst.Call:
+    """`{alias}.tensor(inner, dtype={alias}.uint64)`."""
+    return cst.Call(
+        func=cst.Attribute(value=cst.parse_expression(alias), attr=cst.Name("tensor")),
+        args=[cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+              cst.Arg(cst.parse_expression(f"{alias}.uint64"), keyword=cst.Name("dtype"),
+                      equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                            whitespace_after=cst.SimpleWhitespace("")))],
+    )
+
+
+def _wrap_uint64_tensor(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """`p` -> `torch.tensor(p, dtype=torch.uint64)` (value: the torch alias)."""
+    assert isinstance(node, cst.BaseExpression)
+    inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
+    return _uint64_tensor(value, inner).with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+def _wrap_call(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """`p` -> `np.uint64(p)` (value: the callee)."""
+    assert isinstance(node, cst.BaseExpression)
+    inner = node.with_changes(lpar=[], rpar=[]) if node.lpar else node
+    call = cst.Call(func=cst.parse_expression(value), args=[cst.Arg(inner)])
+    return call.with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+def _replace_expression(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """Any expression -> the text in value (`cond_dtype` -> `torch.uint64`)."""
+    assert isinstance(node, cst.BaseExpression)
+    return cst.parse_expression(value).with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+def _mask_uint64(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """`w` -> `w & 0xFFFF_FFFF_FFFF_FFFF` (value: the mask): the raw address again; value "mask;torch": a
+    torch element store, `torch.tensor(w & mask, dtype=torch.uint64)` (any release)."""
+    assert isinstance(node, cst.BaseExpression)
+    mask, _, alias = value.partition(";")
+    atomic = isinstance(node, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.Integer)) or bool(node.lpar)
+    left = node if atomic else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    masked = cst.BinaryOperation(left=left, operator=cst.BitAnd(), right=cst.Integer(mask))
+    return _uint64_tensor(alias, masked) if alias else masked
+
+
+def _append_astype(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    """`ids` -> `ids.astype(np.uint64)` (value: the dtype)."""
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("astype")), args=[cst.Arg(cst.parse_expression(value))])
+
+
+def _add_import_name(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
+    assert isinstance(node, cst.ImportFrom)
+    if isinstance(node.names, cst.ImportStar) or not node.names:
+        raise RewriteError("star import")
+    names = list(node.names)
+    last = names[-1]
+    names[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    names.append(cst.ImportAlias(name=cst.Name(value), comma=last.comma))
+    return node.with_changes(names=names)
+
+
+_ACTIONS: dict[str, Callable[[str, cst.CSTNode, _Tree], cst.CSTNode]] = {
+    "rename_attribute": _rename_attribute, "replace_name": _replace_name, "replace_string": _replace_string,
+    "append_keyword": _append_keyword_action, "replace_method_call": _replace_method_call,
+    "append_view": _append_view, "view_receiver": _view_receiver, "wrap_uint64_tensor": _wrap_uint64_tensor,
+    "wrap_call": _wrap_call, "replace_expression": _replace_expression, "mask_uint64": _mask_uint64,
+    "append_astype": _append_astype, "add_import_name": _add_import_name,
+}
 
 
 def _append_keyword(call: cst.Call, text: str, tree: _Tree) -> cst.Call:

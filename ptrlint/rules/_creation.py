@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..analysis.consumers.harm import Harm
+from ..analysis.consumers.int_entry import PythonInts
 from ..analysis.consumers.uses import FixKind, describe
 from ..analysis.semantic.records import Creation, CreationKey, MemberKey
 from ..analysis.values.lattice import Location, Origin, Value
@@ -181,6 +182,18 @@ def kwargs_override(ctx: RuleContext, creation: Creation, kwargs: ast.Name, libr
     return [Intent(start, end, "replace_name", f'{{**{kwargs.id}, "dtype": {text}}}'), *imports]
 
 
+def _unreachable_stores(ints: PythonInts, creation: Creation) -> str | None:
+    """Python ints stored where a fix of this creation cannot reach: in another module, or inside a
+    function the table is passed to."""
+    elsewhere = ints.written_elsewhere(creation)
+    if elsewhere:
+        return f"Python ints are stored into it {_where(elsewhere[0])}, beyond this fix's reach"
+    entry = ints.python_int_entry(creation)
+    if entry is not None and entry.via:
+        return f"Python ints are stored into it inside `{entry.via}()`, beyond this fix's reach"
+    return None
+
+
 def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
                         uint64: "Callable[[], list[Intent] | None]", span: tuple[int, int], verb: str,
                         signed_text: str | None, bit_preserving_possible: bool = True) -> Diagnostic:
@@ -214,12 +227,7 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
             unsafe_title = f"{unsafe_title[:-1]}; its dtype was not int64, so no view hands its consumers what they had)"
         return Diagnostic(span, message, uint64, False, unsafe_title, evidence + consumer_evidence)
     sites, blocker = ints.element_stores(creation)
-    elsewhere = ints.written_elsewhere(creation)
-    if blocker is None and elsewhere:
-        blocker = f"Python ints are stored into it {_where(elsewhere[0])}, beyond this fix's reach"
-    entry = ints.python_int_entry(creation)
-    if blocker is None and entry is not None and entry.via:
-        blocker = f"Python ints are stored into it inside `{entry.via}()`, beyond this fix's reach"
+    blocker = blocker or _unreachable_stores(ints, creation)
     if blocker is not None:
         return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
     library = creation.library
