@@ -50,12 +50,12 @@ def _index_run(modules: list[str], settings: Settings, jobs: int) -> list[FileRe
     served = memo.answer(modules) if memo is not None else None
     if served is not None:
         return served
-    from .index import ProjectRun  # the planner proper, and through it the analysis
+    from .index import ProjectRun, linted_roots  # the planner proper, and through it the analysis
 
     run_ = ProjectRun(modules, settings, jobs)
     results = run_.run()
     if memo is not None:
-        memo.record(results, run_.roots(), run_.tasks)
+        memo.record(results, linted_roots(run_.tasks.values()), run_.tasks)
     return results
 
 

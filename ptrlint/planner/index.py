@@ -322,13 +322,14 @@ class ProjectRun:
                 continue
             self.results[task.path] = _final_result(task, final, self.view, self.cache, self.texts)
 
-    def roots(self) -> set[str]:
-        """The project roots of the linted modules (what a run memo watches: planner/memo.py)."""
-        return {str(project_root(t.real)) for t in self.tasks.values() if t.linted}
-
     def _from_cache(self, task: Task) -> bool:
         """A cached result for this content; whether what it read still holds is checked in _settle."""
         return from_cache(self.cache, self.texts, task)
+
+
+def linted_roots(tasks: Iterable[Task]) -> set[str]:
+    """The project roots of the linted modules (what a run memo watches: planner/memo.py)."""
+    return {str(project_root(t.real)) for t in tasks if t.linted}
 
 
 def _final_result(task: Task, final: Settings, view: ProjectView, cache: Cache | None,
