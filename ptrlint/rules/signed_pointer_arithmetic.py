@@ -22,7 +22,8 @@ class SignedPointerArithmetic(Rule):
 ## What it does
 Flags `+`, `-` or `*` between a pointer value that is a plain Python int (`t.data_ptr()`,
 `a.ctypes.data`, a variable holding one) and a numpy array of a signed integer dtype
-(`np.arange(n)`, `ids.astype(np.int64)`, an int64 array, or arithmetic on one).
+(`np.arange(n)`, `ids.astype(np.int64)`, an int64 array, arithmetic on one, or what a function of the
+module returns when each of its `return`s gives one, an item of a returned tuple included).
 
 ## Why is this bad?
 numpy converts the Python int to the array's dtype before it computes. An address at or above
@@ -65,6 +66,9 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
         "import numpy as np\ndef f(t, n):\n    return np.arange(n) * t.stride(0) * t.element_size()\n",
         "import torch\ndef f(t, n):\n    return torch.arange(n) * t.stride(0) + t.data_ptr()\n",
         "import numpy as np\ndef f(t, base, n):\n    return t.data_ptr() - base + np.arange(n)\n",
+        # a helper one of whose returns is not known to be signed: nothing is claimed
+        "import numpy as np\ndef ids(n, wide):\n    if wide:\n        return np.arange(n, dtype=np.uint64)\n"
+        "    return np.arange(n)\ndef f(t, n, desc):\n    desc[:n] = t.data_ptr() + ids(n, True) * 8\n",
     )
     INVALID = (
         Invalid("import numpy as np\ndef f(t, n, desc):\n    desc[:n] = t.data_ptr() + np.arange(n) * t.stride(0)\n",
@@ -84,6 +88,13 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
             "import numpy as np\ndef f(a, n, size, desc):\n    ids = np.zeros(n, dtype=np.int64)\n"
             "    desc[:] = np.uint64(a.ctypes.data) + ids.astype(np.uint64) * size\n",
             unsafe=True,
+        ),
+        Invalid(  # the signed array comes out of a helper that returns a tuple
+            "import numpy as np\ndef runs(ids):\n    ids = np.asarray(ids, dtype=np.int64)\n    return ids[:1], ids[1:]\n"
+            "def f(pool, ids, desc):\n    head, rest = runs(ids)\n    desc[:len(rest)] = pool.data_ptr() + rest * 4096\n",
+            "import numpy as np\ndef runs(ids):\n    ids = np.asarray(ids, dtype=np.int64)\n    return ids[:1], ids[1:]\n"
+            "def f(pool, ids, desc):\n    head, rest = runs(ids)\n"
+            "    desc[:len(rest)] = np.uint64(pool.data_ptr()) + rest.astype(np.uint64) * 4096\n",
         ),
         Invalid("import numpy as np\ndef f(t, n):\n    return t.data_ptr() + np.arange(n) * 0.5\n"),
     )

@@ -37,7 +37,7 @@ class TensorKinds:
                 return creation.library == "numpy" and creation.dtype is not None and c.types.dtype_qname(creation.dtype) is not None
             if isinstance(func, ast.Attribute) and func.attr == "astype" and expr.args:
                 return c.types.dtype_qname(expr.args[0]) is not None
-            return False
+            return self._returns_signed_numpy(expr, None, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Add, ast.Sub, ast.FloorDiv)):
             return self.is_signed_numpy_array(expr.left, depth + 1) or self.is_signed_numpy_array(expr.right, depth + 1)
         if isinstance(expr, ast.Subscript):
@@ -46,10 +46,10 @@ class TensorKinds:
             key = c.key_of(expr)
             bindings = c.bindings.get(key, []) if key is not None else []
             return any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1)
-                       or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1) for b in bindings)
+                       or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1, b.index) for b in bindings)
         return False
 
-    def signed_numpy_item(self, call: ast.expr, depth: int) -> bool:
+    def signed_numpy_item(self, call: ast.expr, depth: int, index: int = -1) -> bool:
         """An item of the tuple a numpy call returns is a signed integer array: ``q, r = np.divmod(rows, k)``,
         ``ii, jj = np.meshgrid(np.arange(n), np.arange(m))`` (from a signed operand), ``rows, cols =
         np.nonzero(mask)`` (intp indices)."""
@@ -60,7 +60,21 @@ class TensorKinds:
             return True
         if qnames & _ELEMENTWISE_TUPLES:
             return any(self.is_signed_numpy_array(arg, depth + 1) for arg in call.args)
-        return False
+        return index >= 0 and self._returns_signed_numpy(call, index, depth)
+
+    def _returns_signed_numpy(self, call: ast.Call, index: int | None, depth: int) -> bool:
+        """A call of a function of this module every ``return`` of which gives a signed integer numpy array
+        (``index``: item ``index`` of the tuple it returns): ``first = runs(ids)[1]``, ``s, first, n = runs(ids)``
+        where ``runs`` ends ``return slots, ids[slots], ends - slots`` and ``ids`` is int64."""
+        function = self.c.types.function_called(call.func)
+        returned = self.c.returns.get(id(function), []) if function is not None else []
+        if index is not None:
+            items = [ret.elts[index] for ret in returned if isinstance(ret, ast.Tuple) and index < len(ret.elts)
+                     and not any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1])]
+            if len(items) != len(returned):
+                return False
+            returned = items
+        return bool(returned) and all(self.is_signed_numpy_array(ret, depth + 1) for ret in returned)
 
     def is_torch_tensor(self, expr: ast.AST) -> bool:
         """Known to be a torch tensor: torch creation, ``torch.Tensor`` annotation, ``.cpu``/``.gpu`` of a factory."""
