@@ -27,7 +27,7 @@ from .discovery import display_path
 from .gcpause import one_module
 from .findings import INTERNAL_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix, Intent, Related
 from .prefilter import prefilter
-from .relevance import REDUCE_FROM, parsed_as_kept, relevant_text
+from .relevance import REDUCE_FROM, DroppedCheck, parsed_as_kept, relevant_text
 from .rewrite.apply import apply_fixes
 from .rules import ALL_RULES
 from .rules.base import Diagnostic, RuleContext
@@ -98,24 +98,26 @@ def parse(text: str) -> ast.Module:
         raise ParseError(f"cannot parse: {exc}") from exc
 
 
-def parse_relevant(text: str, config: Config, may_cut: bool = True) -> tuple[ast.Module, frozenset[str]]:
-    """The tree the analysis needs (raises ParseError), and the names its left-out statements define:
-    a large module's relevant statements alone where ``may_cut``, each other statement parsed on its
-    own and dropped (the file must parse, and an ast of the whole would be its size many times over);
-    else the whole text. Kernel bodies are blanked either way (:func:`parse_host`)."""
+def parse_relevant(text: str, config: Config, may_cut: bool = True) -> tuple[ast.Module, frozenset[str],
+                                                                               DroppedCheck | None]:
+    """The tree the analysis needs (raises ParseError), the names its left-out statements define, and
+    the check that each left-out statement parses (the file must parse; :class:`DroppedCheck` runs
+    it beside the analysis): a large module's relevant statements alone where ``may_cut`` (an ast of
+    the whole would be its size many times over); else the whole text. Kernel bodies are blanked
+    either way (:func:`parse_host`)."""
     relevant = relevant_text(text, config) if may_cut and len(text) >= REDUCE_FROM else None
-    whole = frozenset[str]()
     if relevant is None:
-        return parse_host(text, parse), whole
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for begin, end in relevant.dropped:
-            try:
-                ast.parse(text[begin:end])
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return parse_host(text, parse), whole  # the whole text tells what is wrong (or the cut was)
-    module = parse_host(relevant.text, parse)
-    return (module, relevant.omitted) if parsed_as_kept(module, relevant) else (parse_host(text, parse), whole)
+        return parse_host(text, parse), frozenset(), None
+    check = DroppedCheck(text, relevant.dropped)
+    try:
+        module = parse_host(relevant.text, parse)
+    except ParseError:
+        check.cancel()
+        raise
+    if parsed_as_kept(module, relevant):
+        return module, relevant.omitted, check
+    check.cancel()
+    return parse_host(text, parse), frozenset(), None
 
 
 def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None) -> list[Finding]:
@@ -155,12 +157,20 @@ def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str]
 
 def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None,
                     only_summary: bool, tree: ast.Module | None) -> Analysis:
-    module, omitted = (tree, frozenset[str]()) if tree is not None else \
+    module, omitted, check = (tree, frozenset[str](), None) if tree is not None else \
         parse_relevant(text, config, link is None or not link.whole_module())
     context = link.context() if link is not None else ModuleContext()
-    facts = collect(module, analysis_options(config), context)
-    source = SourceMap(text, module)
-    findings = [] if only_summary else analyse_facts(facts, module, source, path, config, enabled)
+    try:
+        facts = collect(module, analysis_options(config), context)
+        source = SourceMap(text, module)
+        findings = [] if only_summary else analyse_facts(facts, module, source, path, config, enabled)
+    except BaseException:
+        if check is not None:
+            check.cancel()
+        raise
+    if check is not None and not check.passed():  # a left-out statement does not parse alone: the whole text
+        facts.release()
+        return _analyse_module(text, path, config, enabled, link, only_summary, parse_host(text, parse))
     shared = link.finish(facts, source, context, omitted) if link is not None else None
     facts.release()  # the tree and the facts are freed when this returns (ptrlint/gcpause.py)
     if shared is None:

@@ -20,7 +20,11 @@ statement keeps its lines and columns. (The analysis follows no name through a s
 ``setattr``, ``globals()`` and ``exec`` are opaque to it.)
 
 The engine parses the kept text and checks that its statements are exactly the kept ones (else it
-parses the whole text). A module other modules read is cut too: its summary lists the names the
+parses the whole text). Each left-out statement must parse on its own, or the file is not Python:
+:class:`DroppedCheck` parses them beside the analysis, in a forked child where the platform forks and
+the process runs no other thread, and in this process once its analysis is done, from both ends
+(their parse is a third of a big module's run, and the second core is idle for a single file); the
+engine asks for the answer before it reports. A module other modules read is cut too: its summary lists the names the
 left-out statements define (``omitted``), and a lookup of one of them by another module asks for
 the module to be analysed whole (``project/view.py``, ``planner/index.py``), so what another
 module reads of it is always what the whole module says.
@@ -32,7 +36,12 @@ import ast
 import bisect
 import builtins
 import keyword
+import mmap
+import os
 import re
+import struct
+import threading
+import warnings
 from typing import NamedTuple
 
 from .analysis.source import first_line
@@ -186,3 +195,124 @@ def _body_indent(code: str) -> str | None:
     line = _CLASS_LINE.search(code)
     match = _INDENTED.search(code, line.end()) if line else None
     return match.group(1) if match else None
+
+
+def dropped_parse(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether each left-out statement parses on its own (the file may still be valid Python if not:
+    the engine then parses the whole text, which says what is wrong)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return all(_parses(text, span) for span in spans)
+
+
+class DroppedCheck:
+    """:func:`dropped_parse` of a cut module, computed while the analysis runs and after it, from both
+    ends: a forked child parses the left-out statements from the first on, and this process, once its
+    analysis is done, from the last back, until they meet. Each publishes, in a shared page, how far it
+    has come (the child: every statement before index ``front`` parsed; this process: every one from
+    ``back`` on), and stops where the other has been; a value read late is only an older, smaller share,
+    so between them every statement is parsed (one may be parsed twice). The child exits 0 when all of
+    its share parsed. Without ``os.fork``, two CPUs or with another thread in this process (a fork copies
+    no other thread, and a lock one held stays held), or when the child cannot start or dies, this
+    process parses them all: the answer never depends on how it was computed."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]], aside: bool = True) -> None:
+        self._text, self._spans = text, spans
+        self._answer: bool | None = None
+        self._shared: mmap.mmap | None = None
+        self._pid: int | None = None
+        if aside and hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1:
+            self._shared = mmap.mmap(-1, 16)
+            self._publish(_FRONT, 0)
+            self._publish(_BACK, len(spans))
+            self._pid = self._fork()
+
+    def _fork(self) -> int | None:
+        try:
+            pid = os.fork()
+        except OSError:
+            return None
+        if pid == 0:  # the child: answer by exit status and leave without running any exit handler
+            status = 3
+            try:
+                status = 0 if self._front() else 1
+            finally:
+                os._exit(status)
+        return pid
+
+    def _front(self) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i, span in enumerate(self._spans):
+                if i >= self._read(_BACK):
+                    break
+                if not _parses(self._text, span):
+                    return False
+                self._publish(_FRONT, i + 1)
+        return True
+
+    def _back(self) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for j in range(len(self._spans) - 1, -1, -1):
+                if j < self._read(_FRONT):
+                    break
+                if not _parses(self._text, self._spans[j]):
+                    return False
+                self._publish(_BACK, j)
+        return True
+
+    def passed(self) -> bool:
+        if self._answer is None:
+            if self._pid is None:
+                self._answer = dropped_parse(self._text, self._spans)
+            elif not self._back():
+                self.cancel()
+            else:
+                status = self._reap()
+                self._answer = status == 0 if status in (0, 1) else dropped_parse(self._text, self._spans)
+        return self._answer
+
+    def cancel(self) -> None:
+        """The answer is not wanted, or known to be no: stop the child and reap it."""
+        if self._pid is not None:
+            try:
+                os.kill(self._pid, 9)
+            except OSError:
+                pass
+            self._reap()
+        if self._answer is None:
+            self._answer = False
+
+    def _reap(self) -> int | None:
+        pid, self._pid = self._pid, None
+        if pid is None:
+            return None
+        try:
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except ChildProcessError:
+            return None
+
+    def _publish(self, slot: int, value: int) -> None:
+        """Write ``value`` with its complement, so that a read never takes half of a write for a value."""
+        assert self._shared is not None
+        self._shared[slot:slot + 8] = _SLOT.pack(value, value ^ 0xFFFFFFFF)
+
+    def _read(self, slot: int) -> int:
+        assert self._shared is not None
+        while True:
+            value, check = _SLOT.unpack(self._shared[slot:slot + 8])
+            if value ^ 0xFFFFFFFF == check:
+                return value
+
+
+_FRONT, _BACK = 0, 8  # the two slots of the shared page
+_SLOT = struct.Struct("<II")
+
+
+def _parses(text: str, span: tuple[int, int]) -> bool:
+    try:
+        ast.parse(text[span[0]:span[1]])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

@@ -165,6 +165,44 @@ def test_a_syntax_error_in_a_statement_left_out_is_still_reported(monkeypatch):
     assert error.value.line == text.count("\n") - 1
 
 
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_a_syntax_error_anywhere_in_the_statements_left_out_is_reported(monkeypatch, where):
+    """The left-out statements are parsed from both ends (a forked child from the first, the linting
+    process from the last): a broken one is found wherever it lies."""
+    from ptrlint.engine import ParseError
+
+    broken = "class Broken:\n    def f(self:\n        pass\n"
+    body = _generated(30)
+    head, tail = body[: len(body) // 2].rsplit("\n\n", 1)[0], body[len(body) // 2:]
+    tail = tail[tail.index("\n\n"):]
+    before = {"first": "import os\n\n", "middle": head + "\n\n", "last": body + "\n\n"}[where]
+    after = {"first": body, "middle": tail, "last": ""}[where]
+    text = before + broken + after
+    with pytest.raises(ParseError) as error:
+        _analysed(text, monkeypatch, cut=True)
+    assert error.value.line == before.count("\n") + 2
+
+
+@pytest.mark.parametrize("aside", [True, False])
+@pytest.mark.parametrize("bad", [None, 0, 1, 17, 38, 39])
+def test_the_dropped_check_answers_the_same_however_it_runs(aside, bad):
+    """Forked beside the analysis or in line, the check says no exactly when one statement does not
+    parse, and leaves no child behind."""
+    import os
+
+    from ptrlint.relevance import DroppedCheck
+
+    pieces = [f"x{i} = {{'a': [{i}] * 3}}\n" if i != bad else "def f(:\n" for i in range(40)]
+    text = "".join(pieces)
+    spans, at = [], 0
+    for piece in pieces:
+        spans.append((at, at + len(piece)))
+        at += len(piece)
+    assert DroppedCheck(text, spans, aside=aside).passed() is (bad is None)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
 def _apply_reference(text, findings):
     """The quadratic way apply_fixes worked: chosen edits in a list, the text rebuilt per edit."""
     from ptrlint.findings import Finding
