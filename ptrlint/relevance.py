@@ -264,14 +264,17 @@ class DroppedCheck:
 
     def passed(self) -> bool:
         if self._answer is None:
-            if self._pid is None:
-                self._answer = dropped_parse(self._text, self._spans)
-            elif not self._back():
-                self.cancel()
-            else:
-                status = self._reap()
-                self._answer = status == 0 if status in (0, 1) else dropped_parse(self._text, self._spans)
+            self._answer = self._settle()
         return self._answer
+
+    def _settle(self) -> bool:
+        if self._pid is None:
+            return dropped_parse(self._text, self._spans)
+        if not self._back():
+            self.cancel()
+            return False
+        status = self._reap()
+        return status == 0 if status in (0, 1) else dropped_parse(self._text, self._spans)
 
     def cancel(self) -> None:
         """The answer is not wanted, or known to be no: stop the child and reap it."""
