@@ -7,7 +7,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, cast
+
+if TYPE_CHECKING:
+    from .rules.base import Rule
 
 EXIT_CLEAN, EXIT_ERROR = 0, 2  # as the command line says them (ptrlint/cli.py)
 
@@ -56,10 +59,10 @@ def rule_command(argv: list[str]) -> int:
         return EXIT_ERROR
     if args.output_format == "json":
         docs = [{"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability,
-                 "explanation": r.explain()} for r in rules]
+                 "explanation": r.explain()} for r in cast("list[type[Rule]]", rules)]  # None: returned above
         print(json.dumps(docs if args.all else docs[0], indent=2))
     else:
-        print("\n".join(r.explain().rstrip("\n") for r in rules))
+        print("\n".join(r.explain().rstrip("\n") for r in cast("list[type[Rule]]", rules)))
     return EXIT_CLEAN
 
 

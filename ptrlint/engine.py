@@ -14,7 +14,7 @@ import traceback
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 from .analysis.semantic.device import parse_host
 from .analysis.boundary import ModuleContext
@@ -41,11 +41,16 @@ MAX_FIX_ITERATIONS = 10
 
 
 class IndexShare(Protocol):
-    """What the index keeps of one analysis (``project.link.Shared``)."""
+    """What the index keeps of one analysis (``project.link.Shared``, frozen: read-only here)."""
 
-    summary: object | None
-    consulted: dict[str, str] | None
-    wanted: set[str] | None
+    @property
+    def summary(self) -> object | None: ...
+
+    @property
+    def consulted(self) -> dict[str, str] | None: ...
+
+    @property
+    def wanted(self) -> set[str] | None: ...
 
 
 class ProjectLink(Protocol):
@@ -239,7 +244,7 @@ def one_per_group(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _joined(makers: list) -> object:  # type: ignore[type-arg]
+def _joined(makers: list) -> Callable[[], list[Intent] | None] | None:  # type: ignore[type-arg]
     """The intents of several fixes as one fix (None when one of them has none)."""
     if any(make is None for make in makers):
         return None

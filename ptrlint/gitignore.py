@@ -105,6 +105,7 @@ class Repository:
         ignored, as discovery checks each folder before entering it)."""
         suffix = "/" if is_dir else ""
         result = None
+        spec: pathspec.GitIgnoreSpec | None
         for spec in self._base:
             include = spec.check_file(rel + suffix).include
             if include is not None:

@@ -99,6 +99,7 @@ def _lines_without_room_for_a_comment(text: str) -> dict[int, str]:
     """Lines where a trailing comment would change the code: inside or at the start of a
     multi-line string, or ending in a backslash continuation."""
     blocked: dict[int, str] = {}
+    line: int | str  # a line number, then a line's text
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:

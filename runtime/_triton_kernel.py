@@ -6,8 +6,8 @@ to run it on CPU tensors (slowly, about 1 MB/s at BLOCK 1024).
 
 from __future__ import annotations
 
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 
 @triton.jit

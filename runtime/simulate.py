@@ -31,7 +31,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from ._env import ENV_VAR, requested_value
 from ._torch import np, torch
@@ -102,7 +102,7 @@ def _stack() -> list[bool]:
 def _suspended() -> bool:
     """True inside a real_addresses() block of this thread that no simulate_high_addresses() re-opened."""
     stack = getattr(_state.local, "stack", None)
-    return bool(stack) and not stack[-1]
+    return bool(stack) and not cast("list[bool]", stack)[-1]  # a non-empty stack
 
 
 def _library_caller(depth: int) -> bool:
@@ -202,7 +202,7 @@ def _check_cast(source: torch.Tensor, result: Any) -> None:
     name = str(dtype).replace("torch.", "")
     error = PointerCastError(
         f"converting a uint64 tensor that holds address {value:#x} (flat entry {index}) to {name} "
-        f"{_describe_loss(dtype)}; keep addresses uint64, or reinterpret the bits explicitly with "
+        f"{_describe_loss(cast('torch.dtype', dtype))}; keep addresses uint64, or reinterpret the bits explicitly with "
         "`.view(torch.int64)` for a consumer whose schema takes int64 (ptrlint PTR004)",
         dtype=name,
     )
@@ -296,7 +296,7 @@ class simulate_high_addresses:
         _stack().append(True)  # inside a real_addresses() block, this use shifts this thread again
         return self
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
         try:
             if exc is not None:
                 annotate(exc)

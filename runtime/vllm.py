@@ -222,7 +222,7 @@ def install(check: str | None = None) -> bool:
     """
     level = guard_level(check)
     try:
-        module = importlib.import_module(_MODULE)
+        module: Any = importlib.import_module(_MODULE)  # vLLM's module: its attributes are read and patched
     except ImportError:
         return False
     if getattr(module, _MARK, None):
@@ -293,7 +293,7 @@ def _rebind(module_name: str, original: Any, replacement: Any) -> None:
 def _install_registration() -> list[str]:
     done: list[str] = []
     try:
-        utils = importlib.import_module(_WORKER_UTILS)
+        utils: Any = importlib.import_module(_WORKER_UTILS)
     except ImportError:
         utils = None
     original = getattr(utils, "bind_kv_cache_to_layers", None)
@@ -303,7 +303,7 @@ def _install_registration() -> list[str]:
         _rebind(_WORKER_UTILS, original, guarded)  # V2's and the CPU runner's attn_utils import it by name
         done.append("bind_kv_cache_to_layers (registers bound KV caches for strict checks)")
     try:
-        warmup = importlib.import_module(_WARMUP)
+        warmup: Any = importlib.import_module(_WARMUP)
     except ImportError:
         warmup = None
     if warmup is not None and hasattr(warmup, "_warm_batch_memcpy_kernel"):

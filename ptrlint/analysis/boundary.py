@@ -45,6 +45,9 @@ class ProjectLookup(Protocol):
     def is_project_symbol(self, qname: str) -> bool:
         """Whether ``qname`` is defined in a module of the project."""
 
+    def is_class(self, qname: str) -> bool:
+        """Whether ``qname`` is a class defined in a module of the project."""
+
     def factory(self, qname: str, options: AnalysisOptions) -> FactorySignature | None:
         """The buffer-factory signature of the function ``qname``, if it is one."""
 

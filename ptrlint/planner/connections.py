@@ -174,14 +174,14 @@ def _pointer_symbols(view: ProjectView, known: dict[int, OwnSymbols] | None = No
     queue = [s for s in out if s in exporters]
     while queue:  # names that re-export a pointer symbol, through any chain of re-exports
         target = queue.pop()
-        use = classes.get(target)
+        carried = classes.get(target)
         for exporter in exporters.get(target, ()):
             if exporter in out and exporter not in classes:
                 continue  # connects unconditionally already
-            if use is None:
+            if carried is None:
                 classes.pop(exporter, None)
             else:
-                merged = classes[exporter].merged(use) if exporter in out else use
+                merged = classes[exporter].merged(carried) if exporter in out else carried
                 if exporter in out and merged == classes[exporter]:
                     continue
                 classes[exporter] = merged

@@ -216,10 +216,10 @@ class ProjectRun:
                 task.closed = True
             bases = task.bases
             for module in task.modules() if only is None else only:
-                found = self._module_file(module, bases)
-                if found is None:
+                located = self._module_file(module, bases)
+                if located is None:
                     continue
-                found, real = found
+                found, real = located
                 if real == task.real:
                     continue
                 known = self.tasks.get(real)

@@ -3,6 +3,8 @@ they read, the rendered fixes) and restores from it, keyed by the module's conte
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..cache import Cache
 from ..findings import FileResult, Finding
 from ..project.summary import ModuleSummary
@@ -38,7 +40,7 @@ def store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileRe
     if task.light:  # summarised from its text alone: nothing to keep
         return
     kept = task.summary if task.summary is not None else task.writes
-    extra = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
+    extra: dict[str, Any] = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
              "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
     if rendered is not None:
         extra["rendered"] = [rendered_json(f.fix) if f.fix is not None else None for f in rendered]

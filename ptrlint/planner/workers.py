@@ -290,8 +290,8 @@ class RunPool:
         by_path = {job.path: job for job in jobs}
         futures = {job.path: self._pool.submit(execute, job, self._published) for job in jobs if job.path not in ahead}
         results: dict[str, FileResult] = {}
-        for _share, future in self._ahead:
-            done, rest = future.result()
+        for _share, ahead_future in self._ahead:
+            done, rest = ahead_future.result()
             self.parsed_ahead += len(done)
             results.update((path, result) for path, result in done.items() if path in by_path)
             for path in rest:

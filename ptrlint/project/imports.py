@@ -7,7 +7,7 @@ parse), and :mod:`.consumers` finds the modules that import a table's module the
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, cast
 
 from ..analysis.semantic.scopes import resolve_relative
 
@@ -35,7 +35,7 @@ def read_imports(text: str) -> tuple[list[tuple[str, str, str]], list[str]]:
     for start in _import_lines(text):
         match = _FROM.match(text, start)
         if match is not None:
-            froms.append(match.groups())
+            froms.append(cast("tuple[str, str, str]", match.groups()))  # the three groups always take part
             continue
         match = _IMPORT.match(text, start)
         if match is not None:

@@ -51,7 +51,8 @@ class ModuleLink:
             return Shared()
         summary = None
         if self.summary:
-            names = frozenset() if self.partial else None  # partial: nothing of its own is evaluated
+            # partial: nothing of its own is evaluated
+            names: frozenset[str] | None = frozenset() if self.partial else None
             summary = summarise(facts, context.module, os.path.abspath(self.path), source, names)
             summary.omitted = omitted
         return Shared(summary, dict(view.consulted), set(view.wanted))

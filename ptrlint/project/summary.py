@@ -124,6 +124,8 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
         return ValueSummary.of(value, path, source)
 
     module_scope = id(c.module_scope)
+    class_id: int | str  # a class of this module, then an attribute's owner (a qualified name: another module's)
+    value: ValueSummary | ast.expr | None  # a summary, then a patch's replacement
     for function_key, function in c.functions.items():
         if function_key.scope == module_scope and wanted(function_key.name):
             _summarise_function(facts, function, function_key.name, out, keep)

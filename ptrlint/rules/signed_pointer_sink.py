@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, cast
 
 from ..analysis.values.lattice import Kind, Origin, Value
 from ..findings import Intent
@@ -247,7 +247,7 @@ def _op_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[
         target = ctx.facts.c.types.function_called(call.func)
         if target is None or id(target) not in schemas.get("__functions__", {}):  # type: ignore[operator]
             return
-        declared = schemas["__functions__"][id(target)]  # type: ignore[index]
+        declared = cast("dict[int, dict[str, object]]", schemas["__functions__"])[id(target)]
         op = target.name
     name = op.rpartition(".")[2]
     positional: list[str] = declared.get("__order__", []) if declared else []  # type: ignore[assignment]

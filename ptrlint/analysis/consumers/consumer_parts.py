@@ -11,7 +11,7 @@ that implements it, so the parts depend on nothing above them.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from .uses import Entry, Path, Trail, Use
 
@@ -50,7 +50,7 @@ class ReturnReaders(Protocol):
 
     def returned(self, ret: ast.Return, trail: Trail, visited: set[object]) -> list[Use]: ...
 
-    def private_searched(self, locations: list[Key]) -> bool: ...
+    def private_searched(self, locations: Sequence[Key]) -> bool: ...
 
 
 class UseSearch(Protocol):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ...discovery import display_path
 from ...findings import ERROR, NOTE
-from ..semantic.records import Creation, MemberKey
+from ..semantic.records import Creation, Key, MemberKey
 from ..values.lattice import Location, Value
 from .consumer_parts import ConsumersPart
 from .uses import Entry, UseKind, describe
@@ -88,6 +88,7 @@ class HarmModel(ConsumersPart):
         (returned, kept in an attribute), or None: passed on only as bytes (``byref``, a kernel's argument
         block, memory someone else owns), its bits are the address's."""
         c = self.c
+        key: Key | None
         if owner is not None:
             def instance(expr: ast.AST) -> bool:
                 if isinstance(expr, ast.Call):
@@ -97,7 +98,7 @@ class HarmModel(ConsumersPart):
                                                c.types.class_of_name(b.expr.func) == owner
                                                for b in c.bindings.get(key, []))
             for returned in c.returns.values():
-                found = next((r for r in returned if instance(r)), None)
+                found: ast.AST | None = next((r for r in returned if instance(r)), None)
                 if found is not None:
                     return found
             for key, bindings in c.bindings.items():

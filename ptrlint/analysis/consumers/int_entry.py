@@ -199,7 +199,7 @@ class PythonInts(ConsumersPart):
         """Why one source of Python ints may be negative, or None."""
         line = getattr(leaf, "lineno", 0)
         if isinstance(leaf, ast.UnaryOp) and isinstance(leaf.op, ast.USub) and isinstance(leaf.operand, ast.Constant):
-            return f"line {line}: the negative constant `-{leaf.operand.value}` enters it"
+            return f"line {line}: the negative constant `-{leaf.operand.value!s}` enters it"
         if isinstance(leaf, ast.Constant):
             return None
         value = self.facts.value(leaf)

@@ -11,6 +11,7 @@ never fewer, so the fix it chooses is never bolder than the truth allows.
 from __future__ import annotations
 
 import ast
+from typing import Sequence
 
 from .consumer_parts import ConsumersPart
 from ..semantic.records import FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
@@ -113,7 +114,7 @@ class Readers(ConsumersPart):
                            trail.after, private=self.private_function(function)))
         return out
 
-    def private_searched(self, locations: list[Key]) -> bool:
+    def private_searched(self, locations: Sequence[Key]) -> bool:
         """Locations only the project reads (private names: ``self._tables``, ``_CACHE``), and the
         project was searched for their readers: none read them, so nothing can."""
         if self.view is None or not locations:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 from dataclasses import replace
+from typing import cast
 
 from ..boundary import ProjectLookup
 from .harm import HarmModel
@@ -73,7 +74,7 @@ class Consumers:
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # every `name(...)` and `x.name(...)`, by name
         self.name_loads: dict[str, list[ast.expr]] = {}  # every `name` and `x.name` read, by name
         self.callers: dict[int, list[ast.Call]] = {}
-        self.memo: dict[tuple, tuple[Use, ...]] = {}
+        self.memo: dict[tuple, tuple[Use, ...] | tuple[Key, ...]] = {}  # a creation's uses; ("w", call id): its writes
         self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
         self.harm = HarmModel(self)
 
@@ -129,13 +130,13 @@ class Consumers:
     def written(self, creation: Creation) -> list[Key]:
         """The alias classes whose writes reach the creation's buffer: its roots, and every location
         that may be the same attribute (:meth:`.readers.Readers.same_attribute`)."""
-        memo = self.memo.get(("w", id(creation.call)))
+        memo = cast("tuple[Key, ...] | None", self.memo.get(("w", id(creation.call))))
         if memo is None:
-            memo = self.memo[("w", id(creation.call))] = tuple(self.readers.same_attribute(self.roots(creation)))  # type: ignore[assignment]
-        return list(memo)  # type: ignore[arg-type]
+            memo = self.memo[("w", id(creation.call))] = tuple(self.readers.same_attribute(self.roots(creation)))
+        return list(memo)
 
     def of_creation(self, creation: Creation) -> tuple[Use, ...]:
-        memo = self.memo.get(creation.key)
+        memo = cast("tuple[Use, ...] | None", self.memo.get(creation.key))
         if memo is not None:
             return memo
         self.build_index()
@@ -349,7 +350,7 @@ def _breadth_first(module: ast.Module, parents: dict[int, ast.AST]) -> list[ast.
     """Every node, in ast.walk's order (the uses' order follows it), each child's parent recorded;
     one loop over the child fields, not ast.walk's two generators per node."""
     order: list[ast.AST] = []
-    todo = deque([module])
+    todo: deque[ast.AST] = deque([module])
     pop, push, keep, fields_of, node_class = todo.popleft, todo.append, order.append, CHILD_FIELDS, ast.AST
     while todo:
         node = pop()

@@ -5,7 +5,7 @@ collectives, element-type arguments and constructor arguments that bind instance
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ...names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
 from .factories import factory_signature
@@ -46,7 +46,8 @@ class CallClassifier:
                 return
             flow = COLLECTIVES[name].flow if module == "torch.distributed" and name in COLLECTIVES else None
             if flow is not None and len(args) >= 1:
-                source = args[1] if len(args) >= 2 else (keyword(node, "tensor").value if keyword(node, "tensor") else None)
+                source = args[1] if len(args) >= 2 else (
+                    cast(ast.keyword, keyword(node, "tensor")).value if keyword(node, "tensor") else None)
                 if flow == "each" and source is not None:
                     self.m.gathers.append(("all_gather", args[0], source, node))
                 elif flow == "whole" and source is not None:
@@ -119,7 +120,7 @@ class CallClassifier:
         m = self.m
         key = m.key_of(name)
         bindings = m.bindings.get(key, []) if key is not None else []
-        if not bindings or m.adds.get(key) or m.stores.get(key):
+        if not bindings or m.adds.get(cast(Key, key)) or m.stores.get(cast(Key, key)):  # bindings: key is not None
             return False, None
         for binding in bindings:
             value = binding.expr
@@ -162,7 +163,8 @@ class CallClassifier:
         class_id = self.m.types.class_of_name(node.func)
         if class_id is None:
             return
-        bound: list[tuple[str, ast.expr, ast.AST]] = [(kw.arg, kw.value, kw) for kw in node.keywords if kw.arg]
+        bound: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = [(kw.arg, kw.value, kw) for kw in node.keywords
+                                                                     if kw.arg]
         if node.args and not any(isinstance(a, ast.Starred) for a in node.args):
             fields = self.m.types.class_fields(class_id)
             bound += [(name, arg, arg) for name, arg in zip(fields, node.args)]

@@ -13,7 +13,7 @@ the tree again.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Sequence, TypeVar
+from typing import Any, Callable, Dict, Sequence, TypeVar
 
 from ...names import CAST_METHODS
 from . import expressions as E
@@ -104,9 +104,12 @@ class _ByClass(Dict[type, _V]):
         return value
 
 
+# A handler, or a children-in-order function, takes the node of the class it is filed under (not expressible
+# per entry in one table, hence Any for the node).
+_Handler = Callable[[Traversal, Any], None]
+_Order = Callable[[Any], Sequence[ast.AST]]
 # class -> (pre, order, child fields, post, whether it is a function definition)
-_Plan = tuple[Callable[[Traversal, ast.AST], None] | None, Callable[[ast.AST], Sequence[ast.AST]] | None,
-              tuple[str, ...], Callable[[Traversal, ast.AST], None] | None, bool]
+_Plan = tuple[_Handler | None, _Order | None, tuple[str, ...], _Handler | None, bool]
 
 
 def _plan(cls: type) -> _Plan:
@@ -170,7 +173,7 @@ def _comprehension_children(node: ast.AST) -> list[ast.AST]:
     return [node.elt, *generators]  # type: ignore[attr-defined]
 
 
-_PRE: dict[type, Callable[[Traversal, ast.AST], None]] = {
+_PRE: dict[type, _Handler] = {
     ast.Name: E.visit_Name,
     ast.Import: S.visit_Import,
     ast.ImportFrom: S.visit_ImportFrom,
@@ -201,8 +204,8 @@ _PRE: dict[type, Callable[[Traversal, ast.AST], None]] = {
     ast.BinOp: E.visit_BinOp,
     ast.keyword: E.visit_keyword,
     ast.Call: E.visit_Call,
-}  # type: ignore[dict-item]
-_POST: dict[type, Callable[[Traversal, ast.AST], None]] = {
+}
+_POST: dict[type, _Handler] = {
     ast.ClassDef: S.leave_ClassDef,
     ast.With: S.leave_With,
     ast.AsyncWith: S.leave_With,
@@ -213,8 +216,8 @@ _POST: dict[type, Callable[[Traversal, ast.AST], None]] = {
     ast.SetComp: E.leave_scope,
     ast.DictComp: E.leave_scope,
     ast.GeneratorExp: E.leave_scope,
-}  # type: ignore[dict-item]
-_ORDER: dict[type, Callable[[ast.AST], Sequence[ast.AST]]] = {
+}
+_ORDER: dict[type, _Order] = {
     ast.FunctionDef: _decorated_children,
     ast.AsyncFunctionDef: _decorated_children,
     ast.ClassDef: _decorated_children,
@@ -225,4 +228,4 @@ _ORDER: dict[type, Callable[[ast.AST], Sequence[ast.AST]]] = {
     ast.SetComp: _comprehension_children,
     ast.GeneratorExp: _comprehension_children,
     ast.DictComp: _comprehension_children,
-}  # type: ignore[dict-item]
+}

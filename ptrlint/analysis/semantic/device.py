@@ -304,7 +304,8 @@ def _function_defs(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunction
 
 def _checks_out(tree: ast.Module, bodies: list[tuple[int, int]]) -> bool:
     """Every blanked range is the body of one device function, now a single ``...``."""
-    found: dict[int, ast.AST] = {}
+    found: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    node: ast.FunctionDef | ast.AsyncFunctionDef | None
     for node in _function_defs(tree):
         if node.body:
             found[node.body[0].lineno] = node

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 def factory_signature(m: "SemanticModel", function: FunctionNode) -> tuple[FactorySignature, ast.expr | None] | None:
     """The factory signature of ``function`` and, if it substitutes a signed dtype, that dtype's node."""
     scope_id = m.function_scopes.get(id(function))
+    returns: list[ast.expr] | str | None  # the returned expressions, then the library of what it returns
     returns = m.returns.get(id(function), [])
     if scope_id is None or len(returns) != 1:
         return None

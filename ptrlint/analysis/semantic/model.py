@@ -12,7 +12,7 @@ keys. Which class an expression is an instance of is :mod:`.types`' question (``
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from typing import Callable, cast
 
 from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from ..boundary import ModuleContext
@@ -126,7 +126,7 @@ class SemanticModel:
         pending = self._pending.get(read)
         if pending is None:
             pending = self._pending[read] = PendingNameKey(*read)
-        return self.canonical(pending) if self.finalized else pending
+        return cast(NameKey, self.canonical(pending)) if self.finalized else pending  # a pending key resolves
 
     def resolved(self, pending: PendingNameKey) -> NameKey:
         """The key of a name once every binding is known: the scope that binds it."""
@@ -153,7 +153,7 @@ class SemanticModel:
 
     def attribute_key(self, base: Key, attr: str) -> Key:
         """``self.x`` and ``obj.x`` where ``obj`` is known to be an instance of a module class share a key."""
-        class_id = self.self_params.get(base)
+        class_id: int | str | None = self.self_params.get(base)
         if class_id is None and self.type_memo is not None:
             class_id = self.types.type_of(base)
         if class_id is not None:
@@ -257,7 +257,7 @@ class SemanticModel:
     def bind_entries(self, key: Key, binding: Binding) -> None:
         """``d = {"ptrs": [...], "lens": [...]}`` or ``dict(ptrs=...)``: each entry is bound apart."""
         value = binding.expr
-        pairs: list[tuple[str, ast.expr, ast.AST]] = []
+        pairs: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = []
         if isinstance(value, ast.Dict):
             pairs = [(k.value, v, k) for k, v in zip(value.keys, value.values)
                      if isinstance(k, ast.Constant) and isinstance(k.value, str)]

@@ -179,7 +179,7 @@ class Binding:
     #           tuple a call returns) | "elem-of" (extend) | "seq" (copy_) | "each" (one of the items of a
     #           literal a loop takes in turn: its value, never an alias)
     expr: ast.expr
-    node: ast.AST
+    node: ast.stmt | ast.expr | ast.keyword  # the statement, expression or keyword that binds
     index: int = -1
 
 

@@ -56,7 +56,7 @@ class TypeResolver:
         if key in types:
             return types[key]
         types[key] = None  # a cycle resolves to "unknown"
-        found = self.m.self_params.get(key)
+        found: int | str | None = self.m.self_params.get(key)
         if found is None:
             for annotation in self.m.annotations.get(key, []):
                 found = self.class_of_annotation(annotation)

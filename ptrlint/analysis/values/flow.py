@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Iterator, cast
 
 from ...addresses import tuple_address_position
 from .fixpoint import Evaluator
@@ -60,10 +60,11 @@ class Flow:
         value = self.e.class_value(self.root(creation.key))
         return replace(value, kind=Kind.SEQ, array=True) if value is not None else None
 
-    def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode, str, ast.Call]]], dict[Key, list[Key]],
-                                    dict[Key, list[Creation]]]:
+    def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]],
+                                    dict[Key, list[Key]], dict[Key, list[Creation]]]:
         c = self.c
-        passes: dict[Key, list[tuple[FunctionNode, str, ast.Call]]] = {}
+        passes: dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]] = {}
+        target: FunctionNode | ExternalFunction | None
         names = {n[2] for n in c.functions} | {m for methods in c.class_methods.values() for m in methods}
         for call in c.calls:
             target = c.types.function_called(call.func) if attr_name(call.func) in names else None
@@ -77,7 +78,7 @@ class Flow:
                 params, writes = found
                 pairs = [(p, a) for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)]
                 pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in params]
-                target = ExternalFunction(external, writes)  # type: ignore[assignment]
+                target = ExternalFunction(cast(str, external), writes)  # found: external is a name
             else:
                 continue
             for param, arg in pairs:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..semantic.calls import unsigned64
 from ..semantic.factories import factory_signature
-from .lattice import Evidence, Location
+from .lattice import Evidence, Location, Value
 from ..semantic.records import Creation, FunctionNode, NameKey
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def substitutions(facts: "ModuleFacts") -> Iterator[Substitution]:
             function = c.types.function_called(creation.call.func)
             if function is not None:
                 callers.setdefault(id(function), []).append(creation)
+    value: ast.expr | Value | None  # a patch's replacement, then a caller's pointer-holding value
     for target, value in c.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
         key = c.name_key(value) if isinstance(value, ast.Name) else None
         function = c.functions.get(key) if isinstance(key, NameKey) else None

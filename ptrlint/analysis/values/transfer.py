@@ -210,6 +210,7 @@ class Transfer:
         c = self.c
         func = call.func
         args = positional(call)
+        inner: Value | list[Value | None] | None  # an argument's value, or every argument's
         if isinstance(func, ast.Attribute):
             method = self.method_value(call, func, args)
             if method is not _NOT_A_METHOD:
