@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from ptrlint.runtime import MemoryRegions, batch_memcpy
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -128,7 +127,7 @@ def markdown(result: dict) -> str:
     ]
     for r in result["rows"]:
         g, x = r["gbps_best"], r["ratio_to_ceiling"]
-        cell = lambda k: f"{g[k]:.2f} ({x[k]:.2f}x)"  # noqa: E731
+        cell = lambda k, g=g, x=x: f"{g[k]:.2f} ({x[k]:.2f}x)"  # noqa: E731
         out.append(
             f"| {r['entries']} | {human(r['entry_bytes'])} | {g['ceiling_memmove']:.2f} | {cell('batch_off')} | "
             f"{cell('batch_fast')} | {cell('batch_strict')} | {cell('loop_copy_')} | {cell('foreach_copy_')} | "

@@ -119,11 +119,11 @@ def main() -> int:
              "is compared byte for byte with the first (cold, `-j1`); each file with a finding is then linted alone.", "",
              "| tree | findings | runs | identical | files linted alone | bolder fix alone | found only in the tree | seconds |",
              "|---|---|---|---|---|---|---|---|"]
-    for name, entry in report["trees"].items():
+    for entry in report["trees"].values():
         lines.append(f"| {entry['requirement']} | {entry['findings']} | {len(entry['runs'])} | "
                      f"{'yes' if entry['identical'] else '**no**'} | {entry['files_alone']} | {len(entry['bolder_alone'])} | "
                      f"{entry['found_only_in_the_tree']} | {entry['seconds']} |")
-    for name, entry in report["trees"].items():
+    for entry in report["trees"].values():
         lines += ["", f"## {entry['requirement']}", ""] + [
             f"- {r['run']}: `{r['digest']}`{'' if r['same'] else ' **differs**'}" for r in entry["runs"]]
         lines += [f"- bolder alone: {b}" for b in entry["bolder_alone"]]

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-
 from ptrlint.runtime import default_regions, fused
 
 RESULTS = Path(__file__).resolve().parent / "results"

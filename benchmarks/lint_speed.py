@@ -199,7 +199,7 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
             time.sleep(2.5)  # older than the manifest's settling window, as a checkout would be
             listing = work / f"files_{fraction}.txt"
             listing.write_text("\n".join(str(root / tree.name / Path(f).relative_to(tree)) for f in subset) + "\n")
-            filled = subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            filled = subprocess.run([*ptrlint, "."], cwd=root, capture_output=True, text=True)
             if filled.returncode not in (0, 2):
                 sys.exit(f"ptrlint failed on {label}: {filled.stderr[-2000:]}")  # fills the cache, fails loudly
             commands: dict[str, list[str]] = {
@@ -347,13 +347,13 @@ def markdown(result: dict) -> str:
         for row in tree["rows"]:
             m, ratio, rss = row["median_s"], row.get("ratio_to_ruff", {}), row["peak_rss_kib"]
 
-            def s(key: str) -> str:
+            def s(key: str, m: dict = m) -> str:
                 return f"{m[key]:.2f} s" if key in m else "—"
 
-            def mb(key: str) -> str:
+            def mb(key: str, rss: dict = rss) -> str:
                 return str(rss[key] // 1024) if rss.get(key, -1) >= 0 else "—"
 
-            def total(key: str) -> str:
+            def total(key: str, row: dict = row) -> str:
                 value = row.get("all_processes_rss_kib", {}).get(key, -1)
                 return str(value // 1024) if value >= 0 else "—"
 

@@ -205,7 +205,7 @@ class Cache:
         return self.enabled
 
     @staticmethod
-    def key(data: bytes, settings: "Settings", kind: str = "lint") -> str:
+    def key(data: bytes, settings: Settings, kind: str = "lint") -> str:
         h = hashlib.sha256()
         h.update(kind.encode())
         h.update(code_fingerprint().encode())

@@ -6,8 +6,8 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from . import __version__
 
@@ -214,7 +214,7 @@ def _main(argv: list[str]) -> int:
             out.close()
 
 
-def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
+def _rule_documentation(args) -> int:
     """``--list-rules`` and ``--explain CODE``."""
     from .rules import ALL_RULES, RULES_BY_CODE
 
@@ -231,7 +231,7 @@ def _rule_documentation(args) -> int:  # type: ignore[no-untyped-def]
     return EXIT_CLEAN
 
 
-def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | None:  # type: ignore[no-untyped-def]
+def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | None:
     for option in ("select", "extend_select", "ignore"):
         given = getattr(args, option)
         if given is not None and not given:
@@ -245,7 +245,7 @@ def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | Non
     return None
 
 
-def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # type: ignore[no-untyped-def]
+def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):
     """The files to lint, grouped by configuration, and each configuration's settings (or an exit status)."""
     from .config import ConfigError, ConfigResolver, parse_override
     from .discovery import discover
@@ -291,7 +291,7 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):  # typ
     return files, groups, settings_of
 
 
-def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: ignore[no-untyped-def]
+def _lint_stdin(args, name: str, settings, texts: dict[str, str]):
     """Standard input: its result, and where the report goes (stderr when the fixed text goes to stdout)."""
     from . import planner
     from .sources import decode, unified_diff
@@ -313,7 +313,7 @@ def _lint_stdin(args, name: str, settings, texts: dict[str, str]):  # type: igno
     return [result], sys.stdout
 
 
-def _report_diff(results, output: str, out, quiet: bool = False) -> int:  # type: ignore[no-untyped-def]
+def _report_diff(results, output: str, out, quiet: bool = False) -> int:
     """``--diff``: the diffs, and on stderr which fix each change is."""
     from . import report
 
@@ -335,7 +335,7 @@ def _report_diff(results, output: str, out, quiet: bool = False) -> int:  # type
     return EXIT_FINDINGS if diffs else EXIT_CLEAN
 
 
-def _report(results, args, output: str, out, texts: dict[str, str]) -> int:  # type: ignore[no-untyped-def]
+def _report(results, args, output: str, out, texts: dict[str, str]) -> int:
     """The findings and errors in the chosen format (or, with --statistics, their counts; with
     --fix-only, what was fixed), and the exit status."""
     from . import report
@@ -385,7 +385,7 @@ def _report(results, args, output: str, out, texts: dict[str, str]) -> int:  # t
     return EXIT_CLEAN
 
 
-def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-untyped-def]
+def _settings(config, args, output: str, use_stdin: bool):
     """One configuration's settings: its selection, with the command line's on top."""
     from .cache import CACHE_DIRNAME
     from .settings import Settings, expand_selector, select_codes
@@ -413,7 +413,7 @@ def _settings(config, args, output: str, use_stdin: bool):  # type: ignore[no-un
     )
 
 
-def _unconfigured(groups: dict) -> list:  # type: ignore[type-arg]
+def _unconfigured(groups: dict) -> list:
     """The files governed by a configuration file that could not be read: one E904 result each."""
     from .findings import CONFIG_ERROR, FileError, FileResult
 
@@ -435,7 +435,7 @@ def _write_roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(sorted(set(roots)))
 
 
-def _add_noqa(results, args, out) -> int:  # type: ignore[no-untyped-def]
+def _add_noqa(results, args, out) -> int:
     """Write (or with --diff, show) a ``# noqa`` for every finding; report what could not be added."""
     from . import report
     from .noqa import add_noqa

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_ERROR = 0, 2  # as the command line says them (ptrlint/cli.py)
 
 
-def watch(args, argv: list[str], lint: "Callable[[list[str]], int]") -> int:  # type: ignore[no-untyped-def]
+def watch(args, argv: list[str], lint: Callable[[list[str]], int]) -> int:
     """``--watch``: one run, then one more whenever a file that may change the answer changes (the
     file events come from watchfiles, as ruff's from notify; a burst of changes is one run)."""
     try:
@@ -92,7 +92,7 @@ def clean_command(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
-def settings_text(path: str, settings) -> str:  # type: ignore[no-untyped-def]
+def settings_text(path: str, settings) -> str:
     """``--show-settings``: what applies to ``path``, configuration keys as TOML (as ``ruff check --show-settings``)."""
     from dataclasses import fields
 

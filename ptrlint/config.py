@@ -125,11 +125,11 @@ def _regex_list(key: str, value: Any) -> tuple[str, ...]:
 MAX_PATTERN_LENGTH = 500
 
 
-def _sre_parse(pattern: str):  # type: ignore[no-untyped-def]
+def _sre_parse(pattern: str):
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse
     return sre_parse.parse(pattern)
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
 import re
+import stat
 import sys
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-
 from typing import Callable
 
 from . import gitignore
@@ -63,7 +62,7 @@ def _display(path: str) -> str:
     return display_path(path) if os.path.isabs(path) else os.path.normpath(path)
 
 
-def discover(paths: list[str], config: "Config | Callable[[str], Config]", force_exclude: bool | None = None,
+def discover(paths: list[str], config: Config | Callable[[str], Config], force_exclude: bool | None = None,
              respect_gitignore: bool | None = None, verbose: Report | None = None) -> list[str]:
     """Python files and notebooks under ``paths``.
 

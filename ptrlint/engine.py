@@ -12,20 +12,21 @@ import ast
 import sys
 import traceback
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Protocol
 
-from .analysis.semantic.device import parse_host
 from .analysis.boundary import ModuleContext
 from .analysis.options import analysis_options
+from .analysis.semantic.device import parse_host
 from .analysis.source import SourceMap
-from .analysis.values.lattice import Location
 from .analysis.values.facts import ModuleFacts, collect
+from .analysis.values.lattice import Location
 from .config import Config
 from .discovery import display_path
-from .gcpause import one_module
 from .findings import INTERNAL_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix, Intent, Related
+from .gcpause import one_module
 from .prefilter import prefilter
 from .relevance import REDUCE_FROM, DroppedCheck, parsed_as_kept, relevant_text
 from .rewrite.apply import apply_fixes
@@ -237,14 +238,14 @@ def one_per_group(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         first.failure += (" (the same holds for " + ", ".join(f"`{d.group[2]}`" for d in others)  # type: ignore[index]
                           + f" of the same `{name}` objects)")
         first.evidence = (*first.evidence, *((d.group[3], f"the same holds for `{d.group[2]}` of the same "  # type: ignore[index]
-                                              f"`{name}` objects") for d in others))  # type: ignore[index]
+                                              f"`{name}` objects") for d in others))
         first.intents = _joined([d.intents for d in members])
         first.safe = all(d.safe for d in members)
         first.alternatives = ()
     return out
 
 
-def _joined(makers: list) -> Callable[[], list[Intent] | None] | None:  # type: ignore[type-arg]
+def _joined(makers: list) -> Callable[[], list[Intent] | None] | None:
     """The intents of several fixes as one fix (None when one of them has none)."""
     if any(make is None for make in makers):
         return None

@@ -30,7 +30,7 @@ class Edit:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Edit":
+    def from_json(cls, data: dict[str, Any]) -> Edit:
         loc, end = data.get("location", {}), data.get("end_location", {})
         return cls(
             int(data["start"]),
@@ -69,7 +69,7 @@ class Intent:
         return {"action": self.action, "start": self.start, "end": self.end, "value": self.value}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Intent":
+    def from_json(cls, data: dict[str, Any]) -> Intent:
         return cls(int(data["start"]), int(data["end"]), str(data["action"]), str(data["value"]))
 
 
@@ -86,7 +86,7 @@ class Fix:
     intents: tuple[Intent, ...]
     title: str = ""
     edits: tuple[Edit, ...] = ()
-    alternatives: tuple["Fix", ...] = ()
+    alternatives: tuple[Fix, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -100,7 +100,7 @@ class Fix:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Fix":
+    def from_json(cls, data: dict[str, Any]) -> Fix:
         return cls(
             safe=bool(data["safe"]),
             title=str(data.get("title", "")),
@@ -172,7 +172,7 @@ class Finding:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Finding":
+    def from_json(cls, data: dict[str, Any]) -> Finding:
         return cls(
             path=data["path"],
             line=data["line"],

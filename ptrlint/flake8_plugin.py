@@ -8,15 +8,15 @@ flake8 has no fixes; run ``ptrlint --fix`` for those.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 from . import __version__
 from .config import Config, ConfigError, resolve_config
+from .discovery import excluded_reason
 from .planner import lint_text
 from .settings import Settings, select_codes
-from .discovery import excluded_reason
 
 
 @lru_cache(maxsize=64)

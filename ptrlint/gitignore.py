@@ -33,7 +33,7 @@ def _warn_once(warn: Warn | None, message: str) -> None:
         warn(message)
 
 
-def _spec(path: Path, warn: Warn | None) -> "pathspec.GitIgnoreSpec | None":
+def _spec(path: Path, warn: Warn | None) -> pathspec.GitIgnoreSpec | None:
     import pathspec
 
     """The patterns of one ignore file (None when it is absent or holds none)."""
@@ -79,7 +79,7 @@ class Repository:
     def __init__(self, root: Path, warn: Warn | None = None) -> None:
         self.root = root
         self.warn = warn
-        self._folders: "dict[str, pathspec.GitIgnoreSpec | None]" = {}
+        self._folders: dict[str, pathspec.GitIgnoreSpec | None] = {}
         base = [_global_excludes(root), self._git_dir() / "info" / "exclude"]
         self._base = [s for s in (_spec(p, warn) for p in base if p is not None) if s is not None]
 
@@ -95,7 +95,7 @@ class Repository:
                 return target if target.is_absolute() else (self.root / target)
         return dot_git
 
-    def _folder(self, rel: str) -> "pathspec.GitIgnoreSpec | None":
+    def _folder(self, rel: str) -> pathspec.GitIgnoreSpec | None:
         if rel not in self._folders:
             self._folders[rel] = _spec(self.root / rel / ".gitignore" if rel else self.root / ".gitignore", self.warn)
         return self._folders[rel]

@@ -8,13 +8,13 @@ preferred quick fixes, unsafe ones labelled), and so is each unsafe alternative 
 
 from __future__ import annotations
 
-import os
-
 import asyncio
+import os
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 try:
     from lsprotocol import types
@@ -25,11 +25,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from . import __version__
 from .config import Config, ConfigError, resolve_config
+from .discovery import excluded_reason
 from .engine import render_fixes
+from .findings import Finding
 from .planner import lint_text
 from .settings import Settings, select_codes
-from .discovery import excluded_reason
-from .findings import Finding
 
 DEBOUNCE_SECONDS = 0.25
 SOURCE = "ptrlint"
@@ -352,7 +352,7 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-def _severity(finding: Finding) -> "types.DiagnosticSeverity":
+def _severity(finding: Finding) -> types.DiagnosticSeverity:
     """A note (a doubt) is information; a failure ptrlint can name is an error."""
     return types.DiagnosticSeverity.Information if finding.severity == "note" else types.DiagnosticSeverity.Error
 

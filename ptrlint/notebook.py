@@ -276,7 +276,7 @@ class _Scanner:
         self.i = match.end()
         return start, self.i
 
-    def members(self):  # type: ignore[no-untyped-def]
+    def members(self):
         """Iterate an object's (key, value start) pairs; the caller consumes or skips each value."""
         self.ws()
         self.i += 1  # {

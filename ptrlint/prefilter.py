@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from enum import Enum
 from functools import lru_cache
-from typing import Iterator
 
 from .addresses import ADDRESS_ATTRIBUTES, PREFILTER_TOKENS
+from .catalog import site_methods, site_words
 from .config import DEFAULT_POINTER_NAMES, Config
 from .lexer import ProseMap, is_word_char, skip_space_ahead, skip_space_back
-from .catalog import site_methods, site_words
 from .names import (
     POINTER_WORDS_REGEX,
     NamePatterns,
@@ -46,7 +46,7 @@ class _Sites:
         self.keys = tuple((key, tuple(found)) for key, found in keys.items())
         self.longest = max((len(w) for w in self.words), default=0)
 
-    def search(self, text: str, prose: "_Prose") -> bool:
+    def search(self, text: str, prose: _Prose) -> bool:
         """Whether a site stands in code (outside comments and multi-line strings). The text is
         searched in growing pieces, and each piece's candidates in text order, so a file whose
         first site is near its top is neither searched nor lexed much further."""
@@ -161,7 +161,7 @@ class _Evidence:
         end = prose.string_end(start)
         return end is None or self.key_at(lowered, start, end)
 
-    def _kind(self, word: str) -> "_Kind":
+    def _kind(self, word: str) -> _Kind:
         if any(s in word for s in self.sources):
             return _Kind.ANYWHERE  # a catalogue name (`cuMemAlloc`, `nvshmem_ptr`), a configured pointer function
         pointer = self.names.is_pointer_name(word)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 from . import __version__
-from .findings import NOTE, FileError, Finding, Fix
 from .catalog import load_rules, rule_name
+from .findings import NOTE, FileError, Finding, Fix
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
+from .catalog import CODES
 from .config import Config
 from .findings import Finding
-from .catalog import CODES
 
 
 class SelectionError(ValueError):

@@ -4,8 +4,8 @@ as a unified diff. No analysis here; the planner reads, the engine works on text
 from __future__ import annotations
 
 import difflib
-import io
 import errno
+import io
 import os
 import stat
 import tokenize

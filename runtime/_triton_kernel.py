@@ -31,7 +31,7 @@ def batch_memcpy_kernel(src_ptrs, dst_ptrs, sizes, BLOCK_SIZE: tl.constexpr):
         tl.store(dst_bytes, data, mask=mask)
 
 
-def launch(src_ptrs, dst_ptrs, sizes, block_size: int) -> None:  # type: ignore[no-untyped-def]
+def launch(src_ptrs, dst_ptrs, sizes, block_size: int) -> None:
     n = int(src_ptrs.shape[0])
     if n:
         batch_memcpy_kernel[(n,)](src_ptrs, dst_ptrs, sizes, BLOCK_SIZE=block_size)

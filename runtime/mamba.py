@@ -195,7 +195,7 @@ class MambaCopyBuffers:
 
     @classmethod
     def create(cls, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
-               make_buffer: Callable[..., Any]) -> "MambaCopyBuffers":
+               make_buffer: Callable[..., Any]) -> MambaCopyBuffers:
         """Entries = max_num_reqs x (per Mamba layer, its copy functions); uint64 pointers, int32 sizes."""
         return _create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer)
 

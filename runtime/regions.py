@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ._torch import np, torch
 from .buffers import CpuGpuBuffer
@@ -133,7 +134,7 @@ class MemoryRegions:
     def __iter__(self) -> Iterator[Region]:
         return iter(list(self._regions))
 
-    def __enter__(self) -> "MemoryRegions":
+    def __enter__(self) -> MemoryRegions:
         with self._lock:
             self._marks.append(len(self._regions))
         return self

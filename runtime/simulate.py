@@ -291,7 +291,7 @@ class simulate_high_addresses:
     def __init__(self, offset: int = DEFAULT_OFFSET) -> None:
         self.offset = validate_offset(offset)
 
-    def __enter__(self) -> "simulate_high_addresses":
+    def __enter__(self) -> simulate_high_addresses:
         _enable(self.offset)
         _stack().append(True)  # inside a real_addresses() block, this use shifts this thread again
         return self

@@ -43,8 +43,8 @@ from . import fused
 from ._torch import torch
 from .copy import check_tables
 from .guard import assert_pointer_buffer, guard_level
-from .regions import default_regions
 from .mamba import _create, collect_mamba_copy_meta, do_mamba_copy_block
+from .regions import default_regions
 from .simulate import active as simulating
 from .simulate import to_real_tensor
 
@@ -261,7 +261,7 @@ def install(check: str | None = None) -> bool:
 def _sync_allowed() -> Callable[[], Any] | None:
     """vLLM's own permission to synchronise (0.34: strict launch checks read small tables to the host)."""
     try:
-        return importlib.import_module("vllm.utils.gpu_sync_debug").gpu_sync_allowed  # type: ignore[no-any-return]
+        return importlib.import_module("vllm.utils.gpu_sync_debug").gpu_sync_allowed
     except (ImportError, AttributeError):
         return None
 

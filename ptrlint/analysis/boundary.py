@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from .consumers.uses import Path, Use
+    from .options import AnalysisOptions
     from .semantic.records import FactorySignature
     from .values.lattice import Value
-    from .options import AnalysisOptions
-    from .consumers.uses import Path, Use
 
 
 class ProjectLookup(Protocol):

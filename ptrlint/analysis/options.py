@@ -26,7 +26,7 @@ class AnalysisOptions:
 
 
 @lru_cache(maxsize=8)
-def analysis_options(config: "Config") -> AnalysisOptions:
+def analysis_options(config: Config) -> AnalysisOptions:
     """The options the analysis needs, derived once from a configuration."""
     return AnalysisOptions(
         names=NamePatterns(config.pointer_names, config.lookalike_names),

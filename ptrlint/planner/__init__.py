@@ -11,15 +11,15 @@ big enough to pay for one. The engine below it sees one text at a time.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..findings import FileResult
-from .workers import die_with_parent
 from ..settings import Settings
 from ..sources import file_size
 from .files import lint_file, lint_notebook, process_file, quick_result
 from .memo import RunMemo
-from .workers import POOL_MIN_PARSES
+from .workers import POOL_MIN_PARSES, die_with_parent
 
 if TYPE_CHECKING:  # a process pool is imported when one starts: one file, or a warm run, never does
     from concurrent.futures import Future, ProcessPoolExecutor

@@ -25,7 +25,8 @@ import json
 import os
 import tempfile
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..cache import Cache, opened, seal
 from ..findings import FileResult, Finding

@@ -15,7 +15,8 @@ import os
 import random
 import time
 import zlib
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 ENVIRONMENT = "PTRLINT_TEST_PERMUTE"

@@ -9,15 +9,16 @@ lazily, only when an analysis or a fix needs it).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..cache import Cache
-from ..lexer import is_word_char, skip_space_ahead, skip_space_back
 from ..findings import FileResult
+from ..lexer import is_word_char, skip_space_ahead, skip_space_back
 from ..prefilter import evidence_and_site
 from ..project.imports import imported_bindings, imported_modules, read_imports
 from ..project.layout import module_name, search_bases

@@ -21,10 +21,10 @@ from __future__ import annotations
 import ast
 import gc
 import os
-import signal
-import sys
 import pickle
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from dataclasses import dataclass

@@ -22,26 +22,26 @@ import os
 import pickle
 import re
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
+from ..analysis.boundary import ModuleContext
 from ..analysis.consumers.search import Consumers
 from ..analysis.consumers.uses import Trail, Use, UseKind
-from ..analysis.semantic.device import parse_host
-from ..analysis.semantic.collector import FactCollector
-from ..analysis.semantic.factories import factory_signature
-from ..analysis.semantic.records import FactorySignature
-from ..analysis.semantic.records import FunctionNode
-from ..analysis.boundary import ModuleContext
 from ..analysis.options import AnalysisOptions
+from ..analysis.semantic.collector import FactCollector
+from ..analysis.semantic.device import parse_host
+from ..analysis.semantic.factories import factory_signature
+from ..analysis.semantic.records import FactorySignature, FunctionNode
 from ..analysis.source import SourceMap
-from ..sources import read_bytes
-from ..analysis.values.lattice import Location
 from ..analysis.values.facts import ModuleFacts
+from ..analysis.values.lattice import Location
 from ..config import DEFAULT_EXCLUDE
 from ..discovery import display_path
+from ..sources import read_bytes
 from .imports import function_text, imported_bindings, imported_modules, top_level_defs
 from .layout import module_name, project_files, project_root
 

@@ -7,7 +7,8 @@ parse), and :mod:`.consumers` finds the modules that import a table's module the
 from __future__ import annotations
 
 import re
-from typing import Iterable, cast
+from collections.abc import Iterable
+from typing import cast
 
 from ..analysis.semantic.scopes import resolve_relative
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis.semantic.syntax import CREATION_LAST_NAMES
 from .imports import imported_bindings
@@ -34,7 +34,7 @@ def light_summary(text: str, module: str, is_package: bool, path: str,
     summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
     return summary
 
-_PATCHED_CREATION = re.compile(r"\.(?:%s)[ \t]*=[ \t]*[A-Za-z_]" % "|".join(sorted(CREATION_LAST_NAMES)))  # a cheap gate
+_PATCHED_CREATION = re.compile(r"\.(?:" + "|".join(sorted(CREATION_LAST_NAMES)) + r")[ \t]*=[ \t]*[A-Za-z_]")  # a cheap gate
 _PATCH = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_][\w.]*)[ \t]*=[ \t]*([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 

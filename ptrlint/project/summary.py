@@ -16,12 +16,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..analysis.semantic.records import MemberKey, NameKey
+from ..analysis.semantic.syntax import CREATION_LAST_NAMES
 from ..analysis.source import SourceMap
+from ..analysis.values.facts import ModuleFacts
 from ..analysis.values.lattice import Kind, Location, Origin, Value
 from ..analysis.values.substitutions import REQUEST, asks_unsigned
-from ..analysis.semantic.syntax import CREATION_LAST_NAMES
-from ..analysis.values.facts import ModuleFacts
-from ..analysis.semantic.records import MemberKey, NameKey
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ValueSummary:
     table_name: bool = True
 
     @classmethod
-    def of(cls, value: Value, path: str, source: SourceMap) -> "ValueSummary":
+    def of(cls, value: Value, path: str, source: SourceMap) -> ValueSummary:
         evidence = []
         for node, message in value.evidence:
             if isinstance(node, Location):
@@ -52,9 +52,9 @@ class ValueSummary:
         return [self.kind, self.origin, [list(e) for e in self.evidence], self.python_int, self.array, self.table_name]
 
     @classmethod
-    def from_json(cls, data: list[Any]) -> "ValueSummary":
+    def from_json(cls, data: list[Any]) -> ValueSummary:
         kind, origin, evidence, python_int, array, table_name = data
-        return cls(kind, origin, tuple(tuple(e) for e in evidence), python_int, array, table_name)  # type: ignore[misc]
+        return cls(kind, origin, tuple(tuple(e) for e in evidence), python_int, array, table_name)
 
 
 @dataclass
@@ -95,7 +95,7 @@ class ModuleSummary:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "ModuleSummary":
+    def from_json(cls, data: dict[str, Any]) -> ModuleSummary:
         values = lambda d: {k: ValueSummary.from_json(v) for k, v in d.items()}  # noqa: E731
         return cls(
             data["module"], data["path"], values(data["functions"]),
@@ -129,7 +129,7 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     for function_key, function in c.functions.items():
         if function_key.scope == module_scope and wanted(function_key.name):
             _summarise_function(facts, function, function_key.name, out, keep)
-    for class_id, node in c.class_nodes.items():
+    for class_id in c.class_nodes:
         qualname = c.class_qualnames.get(class_id)
         if qualname is None:
             continue
@@ -170,7 +170,7 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     return out
 
 
-def _summarise_function(facts: ModuleFacts, function: ast.AST, qualname: str, out: ModuleSummary, keep) -> None:  # type: ignore[no-untyped-def]
+def _summarise_function(facts: ModuleFacts, function: ast.AST, qualname: str, out: ModuleSummary, keep) -> None:
     returned = keep(facts.flow.returned_value(function, None))  # type: ignore[arg-type]
     if returned is not None:
         out.functions[qualname] = returned

@@ -10,13 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Iterable
 
+from ..analysis.consumers.uses import parse_path, path_text
 from ..analysis.semantic.records import FactorySignature
 from ..analysis.values.lattice import Location, Value
-from ..analysis.consumers.uses import parse_path, path_text
 from .consumers import ProjectConsumers
 from .layout import module_file, namespace_file
 from .summary import ModuleSummary, ValueSummary
@@ -54,7 +53,7 @@ class ProjectView:
                 self.patches.setdefault(patched, function)  # in module order: the first patch wins
         self.wanted.clear()
 
-    def inherit(self, previous: "ProjectView") -> None:
+    def inherit(self, previous: ProjectView) -> None:
         """Keep what ``previous`` resolved and re-asked that no summary changed since can alter: a
         resolution, and an answer, depend only on the summaries of the modules its resolution passed
         (a summary is replaced, never changed in place), an answer about writes into a class only on
@@ -84,7 +83,7 @@ class ProjectView:
         view.consumers = self.consumers.shipped()
         return view
 
-    def for_module(self, module: str, bases: tuple[Path, ...]) -> "ProjectView":
+    def for_module(self, module: str, bases: tuple[Path, ...]) -> ProjectView:
         """The same summaries, with a fresh record of lookups, for analysing ``module``."""
         view = ProjectView.__new__(ProjectView)
         view.summaries, view.writes_by_target, view._memo = self.summaries, self.writes_by_target, self._memo

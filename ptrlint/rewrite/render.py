@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Callable, Iterable
+from typing import Callable
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState  # what Module.code_for_node uses, with an indent stack

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from ..analysis.consumers.harm import Harm
 from ..analysis.consumers.int_entry import PythonInts
@@ -12,8 +13,8 @@ from ..analysis.consumers.uses import FixKind, describe
 from ..analysis.semantic.records import Creation, CreationKey, MemberKey
 from ..analysis.values.lattice import Location, Origin, Value
 from ..discovery import display_path
-from ..fixes import append_keyword, replace_dtype, spell
 from ..findings import NOTE, Intent
+from ..fixes import append_keyword, replace_dtype, spell
 from ..names import (
     IMPLICIT_DTYPE_CALLS,
     DtypeClass,
@@ -195,7 +196,7 @@ def _unreachable_stores(ints: PythonInts, creation: Creation) -> str | None:
 
 
 def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
-                        uint64: "Callable[[], list[Intent] | None]", span: tuple[int, int], verb: str,
+                        uint64: Callable[[], list[Intent] | None], span: tuple[int, int], verb: str,
                         signed_text: str | None, bit_preserving_possible: bool = True) -> Diagnostic:
     """The fix of a pointer table, chosen by its consumers (analysis/consumers/search.py).
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterable
+from typing import Callable, ClassVar
 
 from ..analysis.consumers.search import Consumers
 from ..analysis.consumers.uses import FixChoice, choose_fix
 from ..analysis.semantic.records import Creation
 from ..analysis.source import SourceMap, Span
-from ..analysis.values.lattice import Evidence
 from ..analysis.values.facts import ModuleFacts
+from ..analysis.values.lattice import Evidence
 from ..config import Config
 from ..findings import Intent
 

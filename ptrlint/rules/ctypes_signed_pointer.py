@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator
+from collections.abc import Iterator
+from typing import Callable
 
-from ..analysis.values.ctypes_slots import CtypesSlots
 from ..analysis.semantic.scopes import LiteScope
+from ..analysis.values.ctypes_slots import CtypesSlots
 from ..analysis.values.lattice import Kind
-from ..fixes import import_name_intents
 from ..findings import ERROR, NOTE, Intent
+from ..fixes import import_name_intents
 from ..names import CTYPES_NARROW, CTYPES_SIGNED64
 from .base import Diagnostic, Invalid, Rule, RuleContext
 

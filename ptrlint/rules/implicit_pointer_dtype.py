@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
+from ..names import CREATION_SITE_WORDS
 from ._creation import implicit_dtype_applies, missing_dtype_diagnostic, object_group, pointer_creations, with_harm
 from .base import Diagnostic, Invalid, Rule, RuleContext
-from ..names import CREATION_SITE_WORDS
 
 
 class ImplicitPointerDtype(Rule):

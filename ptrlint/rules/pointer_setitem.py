@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import ast
+from collections.abc import Iterator
 
 from ..analysis.semantic.records import ScalarWrite
 from ..analysis.values.lattice import Kind, Origin
-from ..fixes import module_alias
 from ..findings import Intent
+from ..fixes import module_alias
 from ..names import CREATION_SITE_WORDS, DtypeClass
 from ._creation import classify_dtype, table_dtypes
 from .base import Diagnostic, Invalid, Rule, RuleContext
@@ -137,7 +136,7 @@ def _failure(ctx: RuleContext, unsigned: bool, signed: bool) -> str:
             "an int64 tensor, before 2.14.1 for a uint64 one")
 
 
-def _store_fix(ctx: RuleContext, write: ScalarWrite):  # type: ignore[no-untyped-def]
+def _store_fix(ctx: RuleContext, write: ScalarWrite):
     """``buf[i] = p`` -> ``buf[i] = torch.tensor(p, dtype=torch.uint64)``, spelled with the torch alias."""
 
     def intents() -> list[Intent] | None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..analysis.values.lattice import Kind, Origin
 from ..analysis.consumers.uses import UseKind, describe
-from ..fixes import replace_dtype, spell
+from ..analysis.values.lattice import Kind, Origin
 from ..findings import Intent
+from ..fixes import replace_dtype, spell
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator
+from collections.abc import Iterator
+from typing import Callable
 
-from ..analysis.semantic.records import Cast
-from ..fixes import replace_dtype, replace_method_call, spell
-from ..findings import Intent
 from ..analysis.consumers.uses import choose_fix, describe
-from .base import Diagnostic, Invalid, Rule, RuleContext
+from ..analysis.semantic.records import Cast
+from ..findings import Intent
+from ..fixes import replace_dtype, replace_method_call, spell
 from ..names import CAST_METHODS, NUMPY_SCALAR_CAST_WORDS
+from .base import Diagnostic, Invalid, Rule, RuleContext
 
 
 class SignedPointerCast(Rule):

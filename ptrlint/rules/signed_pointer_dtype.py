@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..analysis.values.substitutions import Substitution, substitutions
-from ..fixes import replace_dtype
-from ..findings import Intent
-from ..names import CREATION_SITE_WORDS, DtypeClass
-from ._creation import (classify_dtype, dtype_diagnostic, evidence_fits_dtype, object_group, pointer_creations,
-                        with_harm)
 from ..analysis.consumers.harm import Harm
 from ..analysis.semantic.records import Creation
 from ..analysis.values.lattice import Value
-from ..fixes import spell
+from ..analysis.values.substitutions import Substitution, substitutions
+from ..findings import Intent
+from ..fixes import replace_dtype, spell
+from ..names import CREATION_SITE_WORDS, DtypeClass
+from ._creation import classify_dtype, dtype_diagnostic, evidence_fits_dtype, object_group, pointer_creations, with_harm
 from ._platform_dtype import PlatformDtype, conditional_dtype
 from .base import Diagnostic, Invalid, Rule, RuleContext
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, cast
+from typing import cast
 
 from ..analysis.values.lattice import Kind, Origin, Value
 from ..findings import Intent
@@ -245,9 +246,10 @@ def _op_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[
         declared = schemas.get(op.rpartition(".")[2])
     else:
         target = ctx.facts.c.types.function_called(call.func)
-        if target is None or id(target) not in schemas.get("__functions__", {}):  # type: ignore[operator]
+        functions = cast("dict[int, dict[str, object]]", schemas.get("__functions__", {}))
+        if target is None or id(target) not in functions:
             return
-        declared = cast("dict[int, dict[str, object]]", schemas["__functions__"])[id(target)]
+        declared = functions[id(target)]
         op = target.name
     name = op.rpartition(".")[2]
     positional: list[str] = declared.get("__order__", []) if declared else []  # type: ignore[assignment]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..analysis.values.lattice import Kind, Origin, Value
 from ..findings import Intent

@@ -25,7 +25,7 @@ def test_notebook_is_linted_per_cell_with_magics_skipped_and_noqa_honoured(ptrli
     result = ptrlint("--no-cache", "--output-format", "concise", str(notebook.parent))
     assert result.code == 1
     lines = [line for line in result.out.splitlines() if "PTR" in line]
-    assert len(lines) == 1  # the second table carries `# noqa: PTR002`; %-magics and the %%bash cell are skipped
+    assert len(lines) == 1  # the second table carries a noqa comment for PTR002; %-magics and the %%bash cell are skipped
     assert lines[0].startswith(f"{notebook}:cell 3:2:59: PTR001 ")
     data = json.loads(ptrlint("--no-cache", "--format", "json", str(notebook)).out)
     assert [(f["cell"], f["line"], f["column"], f["code"]) for f in data] == [(3, 2, 59, "PTR001")]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shlex
 import subprocess
 import sys
-import queue
 import threading
 from pathlib import Path
 

@@ -65,9 +65,8 @@ def _outcome(results) -> list[tuple[str, list[tuple[int, int, str, str]], str | 
 
 
 def test_a_run_that_parses_ahead_finds_what_one_process_finds(tmp_path, monkeypatch):
-    from ptrlint.planner.index import ProjectRun
-
     import ptrlint.planner.workers as workers
+    from ptrlint.planner.index import ProjectRun
 
     files = _project(tmp_path)
     alone = _outcome(ProjectRun(files, _settings(), jobs=1).run())

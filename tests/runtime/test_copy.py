@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from ptrlint.runtime import MemoryRegions, batch_memcpy
 
 SIZES = [0, 1, 3, 17, 1000, 4096, 65537]
@@ -59,7 +58,6 @@ def test_triton_kernel_reads_addresses_above_2_63_as_unsigned():
     """The kernel's address load must not sign-extend: a uint64 value >= 2**63 round-trips."""
     pytest.importorskip("triton")
     import numpy as np
-
     from ptrlint.runtime import _triton_kernel
 
     # Copy the 8 bytes *of a table* (not through it): a pointer table entry holding 2**63 + 16.

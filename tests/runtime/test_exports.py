@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import ast
 
-import pytest
-
 import ptrlint.runtime as runtime
+import pytest
 
 from ..conftest import REPO
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pytest
 import torch
-
 from ptrlint.runtime import (
     MemoryRegions,
     PointerBoundsError,
@@ -15,9 +14,9 @@ from ptrlint.runtime import (
     PointerOverlapError,
     PointerRoundTripError,
     default_regions,
+    fused,
     simulate_high_addresses,
 )
-from ptrlint.runtime import fused
 
 
 def _i64(value: int) -> int:  # vLLM's _reinterpret_u64_as_i64
@@ -275,7 +274,8 @@ def test_contains_is_exactly_inside_one_region_property():
     """Property: a range is contained iff it lies inside the registered region without wrapping."""
     _only_with_real_numbers()
     import numpy as np
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     start, size = TOP - (1 << 20), (1 << 20)
     regions = MemoryRegions()

@@ -8,7 +8,6 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ptrlint.runtime import MemoryRegions, PointerGuardError, batch_memcpy
 
 BUF = 256

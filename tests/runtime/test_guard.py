@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from ptrlint.runtime import (
     CpuGpuBuffer,
     MemoryRegions,
@@ -241,7 +240,6 @@ def _reinterpret(value: int) -> int:
 
 def test_address_table_checks_read_int64_bit_patterns_as_unsigned():
     import torch
-
     from ptrlint.runtime import PointerBoundsError, PointerDtypeError, simulate_high_addresses
     from ptrlint.runtime.guard import check_address_table
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pytest
 import torch
-
 from ptrlint.runtime import (
     KVCacheConfig,
     KVCacheGroupSpec,

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from ptrlint.runtime import (
     MambaCopyBuffers,
     MemoryRegions,
@@ -24,10 +23,10 @@ from ptrlint.runtime import (
     do_mamba_copy_block,
     make_buffer_factory,
     real_addresses,
+    simulate,
     simulate_high_addresses,
     store_pointer,
 )
-from ptrlint.runtime import simulate
 
 from .test_mamba import COPY_FUNCS, ReqState, _config, _forward_context, _regions
 

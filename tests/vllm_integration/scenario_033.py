@@ -16,13 +16,13 @@ from dataclasses import dataclass  # noqa: E402
 
 import torch  # noqa: E402
 from vllm.model_executor.layers.mamba.mamba_utils import get_conv_copy_spec, get_temporal_copy_spec  # noqa: E402
+from vllm.v1 import utils as _v1_utils  # noqa: E402
 from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum  # noqa: E402
 from vllm.v1.kv_cache_interface import (  # noqa: E402
     KVCacheConfig,
     MambaSpec,
     UniformTypeKVCacheSpecs,
 )
-from vllm.v1 import utils as _v1_utils  # noqa: E402
 from vllm.v1.utils import CpuGpuBuffer  # noqa: E402
 
 from .support import StateLayer, emit, expected_after_copy, hybrid_groups, layer, start_guard  # noqa: E402
@@ -78,7 +78,13 @@ class Request:
 def main(argv: list[str]) -> int:
     """argv: LEVEL KIND [plugin]. Prints one JSON object of observations."""
     level, kind = argv[0], argv[1]
-    from ptrlint.runtime import PointerBoundsError, PointerDtypeError, PointerGuardError, default_regions, real_addresses
+    from ptrlint.runtime import (
+        PointerBoundsError,
+        PointerDtypeError,
+        PointerGuardError,
+        default_regions,
+        real_addresses,
+    )
     from ptrlint.runtime import vllm as guard
 
     seen = start_guard(level, argv[2:])

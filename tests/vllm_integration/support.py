@@ -54,7 +54,6 @@ def start_guard(level: str, flags: list[str]) -> dict:
     """Install the guard as a worker would ("plugin": PTRLINT_GUARD + vLLM's plugin loader; else install()),
     then, with "simulate", put the whole process under simulated high addresses. Returns the first observations."""
     import torch
-
     from ptrlint.runtime import vllm as guard
 
     seen: dict[str, object] = {}

@@ -14,8 +14,6 @@ pytestmark = pytest.mark.vllm
 
 require_release("0.33.0")
 
-from vllm.v1.worker import mamba_utils as mu  # noqa: E402
-
 from ptrlint.runtime import (  # noqa: E402
     MambaCopyBuffers,
     get_mamba_group_ids,
@@ -23,6 +21,7 @@ from ptrlint.runtime import (  # noqa: E402
     validate_mamba_state_copy_funcs,
 )
 from ptrlint.runtime import vllm as guard  # noqa: E402
+from vllm.v1.worker import mamba_utils as mu  # noqa: E402
 
 from . import scenario_033 as scenario  # noqa: E402
 

@@ -15,10 +15,9 @@ from .support import require_release, run_scenario
 pytestmark = pytest.mark.vllm
 require_release("0.34.0")
 
-from vllm.v1.worker import mamba_utils as mu  # noqa: E402
-
 from ptrlint.runtime import fused  # noqa: E402
 from ptrlint.runtime import vllm as guard  # noqa: E402
+from vllm.v1.worker import mamba_utils as mu  # noqa: E402
 
 LAUNCHES = {"run_fused_precopy", "run_fused_postprocess_align", "compute_aligned_state_indices"}
 ROUND_TRIP = "PointerRoundTripError: entry 1 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x"

@@ -39,7 +39,7 @@ def bases_of(c: SemanticModel, class_id: int | str | None) -> list[int | str]:
     out: list[int | str] = []
     frontier = [class_id] if isinstance(class_id, int) else []
     while frontier and len(out) < 16:
-        node = c.class_nodes.get(frontier.pop(0))  # type: ignore[arg-type]
+        node = c.class_nodes.get(frontier.pop(0))
         for base in node.bases if node is not None else ():
             found = c.types.class_of_name(base)
             if found is None:

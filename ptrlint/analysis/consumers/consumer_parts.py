@@ -11,7 +11,8 @@ that implements it, so the parts depend on nothing above them.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Protocol, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from .uses import Entry, Path, Trail, Use
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import ast
 
-from .consumer_parts import ConsumersPart
 from ..semantic.syntax import is_slice_subscript
+from .consumer_parts import ConsumersPart
 from .uses import COMBINING_FUNCTIONS, Trail, Use, UseKind
 
 # Calls that build a Python dict or list (a table stored into one is held, not copied).

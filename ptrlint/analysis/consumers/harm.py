@@ -41,7 +41,7 @@ class Harm:
 
     failure: str
     severity: str
-    node: "ast.AST | Location | None" = None
+    node: ast.AST | Location | None = None
 
 
 class HarmModel(ConsumersPart):

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import ast
 
+from ..semantic.records import MemberKey
+from ..semantic.syntax import attr_name
 from .consumer_parts import ConsumersPart, UseSearch
 from .dtype_match import DtypeMatch
-from ..semantic.syntax import attr_name
 from .uses import COMBINING_FUNCTIONS, LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
-from ..semantic.records import MemberKey
 
 # Methods of a list, tuple or dict that read nothing of a table it holds.
 _CONTAINER_READY = frozenset({"index", "count", "keys", "__len__", "append", "extend", "insert", "clear", "remove",

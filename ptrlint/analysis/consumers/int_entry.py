@@ -6,16 +6,15 @@ non-negative), and the element stores of a table filled through a numpy view."""
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
-from .consumer_parts import ConsumersPart
-from ..values.ctypes_slots import CtypesSlots
-from ..values.lattice import Kind, Location, Origin, Value
 from ..semantic.records import Creation, Key, MemberKey, NameKey
 from ..semantic.syntax import attr_name, is_slice_subscript
+from ..values.ctypes_slots import CtypesSlots
+from ..values.lattice import Kind, Location, Origin, Value
+from .consumer_parts import ConsumersPart
 from .uses import Entry
-
 
 MAX_PARAMETER_DEPTH = 4
 

@@ -11,11 +11,11 @@ never fewer, so the fix it chooses is never bolder than the truth allows.
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from collections.abc import Sequence
 
-from .consumer_parts import ConsumersPart
 from ..semantic.records import FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
 from ..semantic.syntax import attr_name
+from .consumer_parts import ConsumersPart
 from .uses import Path, Trail, Use, UseKind
 
 

@@ -36,15 +36,15 @@ from dataclasses import replace
 from typing import cast
 
 from ..boundary import ProjectLookup
+from ..semantic.records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
+from ..semantic.syntax import CHILD_FIELDS, attr_name, is_slice_subscript
+from ..values.facts import ModuleFacts
 from .harm import HarmModel
 from .held import HeldUses
 from .int_entry import PythonInts
 from .readers import Readers
-from ..semantic.records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
-from ..semantic.syntax import CHILD_FIELDS, attr_name, is_slice_subscript
 from .use_kinds import UseClassifier
 from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
-from ..values.facts import ModuleFacts
 
 
 class Consumers:

@@ -14,29 +14,29 @@ from ...names import (
     VIEW_ATTRIBUTES,
     classify_string_dtype,
 )
+from ..semantic.records import FunctionNode
+from ..semantic.syntax import attr_name, dotted, positional
+from ..values.lattice import Kind
 from .callees import inherited, inherited_external, loaded_module
 from .consumer_parts import ConsumersPart, UseSearch
 from .dtype_match import DtypeMatch
-from ..values.lattice import Kind
-from ..semantic.records import FunctionNode
-from ..semantic.syntax import attr_name, dotted, positional
 from .uses import (
     COPY_FUNCTIONS,
     COPY_METHODS,
+    DTYPE_MATCHING_METHODS,
     INT64_METHODS,
     LIKE_FUNCTIONS,
     LOGGING_METHODS,
     ORDER_FUNCTIONS,
     ORDER_METHODS,
     READBACK_FUNCTIONS,
-    REDUCED_COPIES,
     READBACK_METHODS,
     READY_FUNCTIONS,
     READY_METHODS,
+    REDUCED_COPIES,
     SAME_TABLE_FUNCTIONS,
     SAME_TABLE_METHODS,
     TENSOR_ARGUMENT_METHODS,
-    DTYPE_MATCHING_METHODS,
     WRITE_METHODS,
     Path,
     Trail,

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from urllib.parse import quote, unquote
 from enum import Enum
-from typing import Iterable
+from urllib.parse import quote, unquote
 
 from ...names import PASSTHROUGH_METHODS, UNSAFE_METHODS
 from ..values.lattice import Location, Origin, Value
-
 
 MAX_DEPTH = 8
 
@@ -36,11 +35,11 @@ class Trail:
     depth: int = 0
     path: Path = ()
 
-    def step(self, **changes: object) -> "Trail":
+    def step(self, **changes: object) -> Trail:
         """One step further (the same value, or another as ``changes`` say)."""
         return replace(self, depth=self.depth + 1, **changes)  # type: ignore[arg-type]
 
-    def into(self, step: Step) -> "Trail":
+    def into(self, step: Step) -> Trail:
         """The value was put into a container (or an object) at ``step``: follow the container."""
         return replace(self, depth=self.depth + 1, path=(step, *self.path))
 
@@ -50,7 +49,7 @@ class Trail:
         goes, the table is read only through the field's name, and every such read is a reader."""
         return any(kind == "field" for kind, _ in self.path)
 
-    def out(self) -> "Trail":
+    def out(self) -> Trail:
         """The container's ``path[0]`` was read: follow what it holds."""
         return replace(self, depth=self.depth + 1, path=self.path[1:])
 
@@ -78,7 +77,7 @@ class UseKind(Enum):
 @dataclass(frozen=True)
 class Use:
     kind: UseKind
-    node: "ast.AST | Location"
+    node: ast.AST | Location
     why: str
     after_arithmetic: bool = False  # a use of a table computed from this one by arithmetic
     write: bool = False  # writes into the table (element store, `copy_`/`fill_` on it): reads no value
@@ -105,7 +104,7 @@ class Entry:
     """Where a Python int enters a table: the node, how (``at creation``, ``by an element store``, ...),
     and the value that enters (None: values ptrlint cannot trace)."""
 
-    node: "ast.AST | Location"
+    node: ast.AST | Location
     how: str
     value: Value | None
     via: str = ""  # entered inside a function the table was passed to (its name): a store a fix here cannot reach

@@ -7,12 +7,21 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, cast
 
-from ...names import (CAST_METHODS, COLLECTIVES, CREATION_CALLS, FILL_VALUE_INDEX, NEW_METHODS, NUMPY_SCALAR_CASTS, DtypeClass, classify_qualified_dtype, classify_string_dtype)
+from ...names import (
+    CAST_METHODS,
+    COLLECTIVES,
+    CREATION_CALLS,
+    FILL_VALUE_INDEX,
+    NEW_METHODS,
+    NUMPY_SCALAR_CASTS,
+    DtypeClass,
+    classify_qualified_dtype,
+    classify_string_dtype,
+)
 from .factories import factory_signature
 from .records import Binding, Cast, Creation, CtypesCall, FactorySignature, Key, MemberKey, NameKey
 from .scopes import LiteScope
-from .syntax import (LIKE_SOURCE_KEYWORDS, attr_name, bind_arguments,
-                     keyword, positional, string_value)
+from .syntax import LIKE_SOURCE_KEYWORDS, attr_name, bind_arguments, keyword, positional, string_value
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -21,7 +30,7 @@ if TYPE_CHECKING:
 class CallClassifier:
     """Classifies the calls the traversal set aside, recording into the model."""
 
-    def __init__(self, model: "SemanticModel") -> None:
+    def __init__(self, model: SemanticModel) -> None:
         self.m = model
 
     def classify(self, node: ast.Call, scope: LiteScope, raising: bool) -> None:
@@ -266,7 +275,7 @@ class CallClassifier:
         self.m.uf.find(creation.key)
 
 
-def unsigned64(m: "SemanticModel", dtype: ast.expr) -> bool:
+def unsigned64(m: SemanticModel, dtype: ast.expr) -> bool:
     """``torch.uint64``, ``np.uint64``, ``"uint64"`` (resolved through the module's imports)."""
     text = string_value(dtype)
     if text is not None:

@@ -13,17 +13,18 @@ the tree again.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Dict, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Any, Callable, TypeVar
 
 from ...names import CAST_METHODS
+from ..boundary import ModuleContext
+from ..options import AnalysisOptions
 from . import expressions as E
 from . import statements as S
-from ..boundary import ModuleContext
 from .calls import CallClassifier
 from .device import is_device_function
-from .syntax import CHILD_FIELDS
 from .model import SemanticModel
-from ..options import AnalysisOptions
+from .syntax import CHILD_FIELDS
 from .traversal import Traversal
 
 
@@ -92,7 +93,7 @@ class FactCollector:
 _V = TypeVar("_V")
 
 
-class _ByClass(Dict[type, _V]):
+class _ByClass(dict[type, _V]):
     """A table by node class, each entry derived on its first lookup (one subscript per node)."""
 
     def __init__(self, derive: Callable[[type], _V]) -> None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from itertools import accumulate
-from typing import Callable, Iterable
+from typing import Callable
 
 from .syntax import dotted
 

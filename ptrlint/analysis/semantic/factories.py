@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .model import SemanticModel
 
 
-def factory_signature(m: "SemanticModel", function: FunctionNode) -> tuple[FactorySignature, ast.expr | None] | None:
+def factory_signature(m: SemanticModel, function: FunctionNode) -> tuple[FactorySignature, ast.expr | None] | None:
     """The factory signature of ``function`` and, if it substitutes a signed dtype, that dtype's node."""
     scope_id = m.function_scopes.get(id(function))
     returns: list[ast.expr] | str | None  # the returned expressions, then the library of what it returns
@@ -67,7 +67,7 @@ _INFERRING = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "num
                         "numpy.ascontiguousarray", "numpy.fromiter"})
 
 
-def _returned_creation(m: "SemanticModel", ret: ast.expr):  # type: ignore[no-untyped-def]
+def _returned_creation(m: SemanticModel, ret: ast.expr):
     """The creation a function returns: ``return torch.tensor(...)``, ``return t.to(device)`` with
     ``t = torch.tensor(...)`` bound once."""
     root = m.alias_root(ret)
@@ -82,7 +82,7 @@ def _returned_creation(m: "SemanticModel", ret: ast.expr):  # type: ignore[no-un
     return None
 
 
-def _through_from_numpy(m: "SemanticModel", ret: ast.expr) -> bool:
+def _through_from_numpy(m: SemanticModel, ret: ast.expr) -> bool:
     """``return torch.from_numpy(np.asarray(xs, dtype=dtype)).cuda()``: a numpy array handed on as a tensor."""
     exprs = [ret]
     if isinstance(ret, ast.Name):
@@ -93,11 +93,11 @@ def _through_from_numpy(m: "SemanticModel", ret: ast.expr) -> bool:
                and isinstance(node.func, (ast.Name, ast.Attribute)))
 
 
-def _is_parameter(m: "SemanticModel", name: ast.Name, scope_id: int) -> bool:
+def _is_parameter(m: SemanticModel, name: ast.Name, scope_id: int) -> bool:
     return id(m.scope_of(name).resolve(name.id)) == scope_id
 
 
-def _dtype_parameter(m: "SemanticModel", dtype: ast.expr | None, scope_id: int,
+def _dtype_parameter(m: SemanticModel, dtype: ast.expr | None, scope_id: int,
                      params: set[str]) -> tuple[str | None, ast.expr | None]:
     """(the dtype parameter the creation takes its dtype from, a signed dtype substituted for it)."""
     if isinstance(dtype, ast.Name) and dtype.id in params and _is_parameter(m, dtype, scope_id):

@@ -17,8 +17,21 @@ from typing import Callable, cast
 from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from ..boundary import ModuleContext
 from ..options import AnalysisOptions
-from .records import (Binding, Cast, Creation, CreationKey, CtypesCall, FunctionNode, Key, MemberKey, NameKey,
-                      ObjectAttributeKey, PendingNameKey, ScalarWrite, UnionFind)
+from .records import (
+    Binding,
+    Cast,
+    Creation,
+    CreationKey,
+    CtypesCall,
+    FunctionNode,
+    Key,
+    MemberKey,
+    NameKey,
+    ObjectAttributeKey,
+    PendingNameKey,
+    ScalarWrite,
+    UnionFind,
+)
 from .scopes import LiteScope
 from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, positional, raw_view_of, unstarred
 from .types import TypeResolver

@@ -33,7 +33,7 @@ class _ScopedNameFields(NamedTuple):
 class _ScopedName(_ScopedNameFields):
     __slots__ = ()
 
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[int, str]:
         return self.scope, self.name
 
 
@@ -70,7 +70,7 @@ class MemberKey(_MemberKey):
     def __new__(cls, owner: int | str, attr: str) -> MemberKey:
         return _new(cls, ("a", owner, attr))
 
-    def __getnewargs__(self) -> tuple[int | str, str]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[int | str, str]:
         return self.owner, self.attr
 
 
@@ -88,7 +88,7 @@ class ObjectAttributeKey(_ObjectAttributeKey):
     def __new__(cls, base: Key, attr: str) -> ObjectAttributeKey:
         return _new(cls, ("o", base, attr))
 
-    def __getnewargs__(self) -> tuple[Key, str]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[Key, str]:
         return self.base, self.attr
 
 
@@ -105,7 +105,7 @@ class CreationKey(_CreationKey):
     def __new__(cls, call: int) -> CreationKey:
         return _new(cls, ("c", call))
 
-    def __getnewargs__(self) -> tuple[int]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[int]:
         return (self.call,)
 
 

@@ -17,7 +17,7 @@ _BUILTINS = frozenset(dir(builtins))
 class LiteScope:
     __slots__ = ("kind", "parent", "assigned", "imports", "globals", "nonlocals")
 
-    def __init__(self, kind: str, parent: "LiteScope | None") -> None:
+    def __init__(self, kind: str, parent: LiteScope | None) -> None:
         self.kind = kind  # "module" | "class" | "function" | "comprehension"
         self.parent = parent
         self.assigned: set[str] = set()
@@ -26,7 +26,7 @@ class LiteScope:
         self.nonlocals: set[str] = set()
 
     @property
-    def module(self) -> "LiteScope":
+    def module(self) -> LiteScope:
         scope = self
         while scope.parent is not None:
             scope = scope.parent
@@ -40,7 +40,7 @@ class LiteScope:
         target.assigned.add(name)
         target.imports[name] = qualified
 
-    def resolve(self, name: str) -> "LiteScope":
+    def resolve(self, name: str) -> LiteScope:
         """The scope whose binding ``name`` refers to here (the module when nothing binds it)."""
         if name in self.globals:
             return self.module

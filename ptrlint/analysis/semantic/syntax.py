@@ -7,7 +7,6 @@ import ast
 
 from ...names import CREATION_CALLS, UNSAFE_FUNCTIONS
 
-
 # Fields that never hold child nodes (identifiers, numbers, flags, a Constant's value, expression contexts).
 NOT_CHILDREN = frozenset({"id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment",
                           "is_async", "conversion", "simple", "ctx"})

@@ -7,10 +7,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Protocol
 
-from ...names import SIGNED_DTYPE_QNAMES, SIGNED_DTYPE_STRINGS, DtypeClass, ELEMENT_TYPE_NAMES, classify_qualified_dtype, classify_string_dtype
+from ...names import (
+    ELEMENT_TYPE_NAMES,
+    SIGNED_DTYPE_QNAMES,
+    SIGNED_DTYPE_STRINGS,
+    DtypeClass,
+    classify_qualified_dtype,
+    classify_string_dtype,
+)
 from .records import FunctionNode, Key, NameKey, PendingNameKey
-from .syntax import (annotation_expr, attr_name, ctypes_fields, dotted,
-                     string_value)
+from .syntax import annotation_expr, attr_name, ctypes_fields, dotted, string_value
 
 if TYPE_CHECKING:
     from ..boundary import ModuleContext, ProjectLookup

@@ -12,10 +12,9 @@ from ...addresses import (
     is_peer_address_function,
     tuple_address_position,
 )
-from .lattice import Kind, Origin, Value
 from ..semantic.model import SemanticModel
 from ..semantic.syntax import attr_name
-
+from .lattice import Kind, Origin, Value
 
 # Libraries whose functions ptrlint knows (or that hand out no addresses in another encoding): their results
 # are never a binding's foreign values.

@@ -9,11 +9,11 @@ import re
 from dataclasses import replace
 
 from ...names import NamePatterns
+from ..semantic.model import SemanticModel
+from ..semantic.syntax import attr_name
 from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence
-from ..semantic.model import SemanticModel
-from ..semantic.syntax import attr_name
 
 TWO_64 = 1 << 64
 SPINE_FROM = 16  # chains shorter than this recurse as usual

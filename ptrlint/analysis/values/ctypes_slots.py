@@ -13,14 +13,15 @@ Each slot is reported at the element or field *type*, where the fix (``c_uint64`
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ...names import CTYPES_NARROW, CTYPES_SIGNED64
-from .lattice import Kind, Value
+from ..semantic.records import MemberKey
 from ..semantic.scopes import LiteScope
 from ..semantic.syntax import ctypes_fields
-from ..semantic.records import MemberKey
+from .lattice import Kind, Value
 
 if TYPE_CHECKING:
     from .facts import ModuleFacts
@@ -46,7 +47,7 @@ class CtypesSlot:
 
 
 class CtypesSlots:
-    def __init__(self, facts: "ModuleFacts") -> None:
+    def __init__(self, facts: ModuleFacts) -> None:
         self.f = facts
         self.c = facts.c
 
@@ -79,7 +80,7 @@ class CtypesSlots:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
             for side in (expr.left, expr.right):
                 if self.ctype_of(side):
-                    return side  # type: ignore[return-value]
+                    return side
             return None
         return self._through_bindings(expr, lambda e: self.element_type(e, depth + 1))
 
@@ -156,7 +157,7 @@ class CtypesSlots:
     def _qnames(self, node: ast.AST) -> set[str]:
         return self.c.qualified_names(node) if isinstance(node, (ast.Name, ast.Attribute)) else set()
 
-    def _through_bindings(self, expr: ast.AST, resolve):  # type: ignore[no-untyped-def]
+    def _through_bindings(self, expr: ast.AST, resolve):
         key = self.c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         if key is None:
             return None

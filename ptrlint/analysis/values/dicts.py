@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from typing import Protocol
 
-from .fixpoint import Evaluator
-from .lattice import Origin, Value, strongest
 from ..semantic.model import SemanticModel
 from ..semantic.records import Key, ObjectAttributeKey
+from .fixpoint import Evaluator
+from .lattice import Origin, Value, strongest
 
 
 class KeyValues(Protocol):
@@ -52,7 +52,7 @@ class Dicts:
 
     def comprehensions(self, expr: ast.AST) -> list[ast.DictComp]:
         key = self.c.key_of(expr)
-        return [b.expr for b in (self.c.bindings.get(key, []) if key is not None else [])  # type: ignore[misc]
+        return [b.expr for b in (self.c.bindings.get(key, []) if key is not None else [])
                 if b.how == "expr" and isinstance(b.expr, ast.DictComp)]
 
     def any_entry(self, expr: ast.AST) -> Value | None:

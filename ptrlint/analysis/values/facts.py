@@ -26,11 +26,11 @@ from __future__ import annotations
 import ast
 
 from ..semantic.collector import FactCollector
+from ..semantic.model import SemanticModel
+from ..semantic.records import Creation, Key
 from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import Evidence, Kind, Location, Origin, Value
-from ..semantic.model import SemanticModel
-from ..semantic.records import Creation, Key
 from .table_names import name_evidence
 from .tensors import TensorKinds
 from .transfer import Transfer
@@ -99,5 +99,5 @@ class ModuleFacts:
         return [copy for root in roots for copy in self.copies_of.get(root, [])]
 
 
-def collect(module: ast.Module, options, context=None) -> ModuleFacts:  # type: ignore[no-untyped-def]
+def collect(module: ast.Module, options, context=None) -> ModuleFacts:
     return ModuleFacts(FactCollector(options, context).run(module))

@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, TypeVar
 
-from .lattice import PROVISIONAL, Value
 from ..semantic.records import Key
+from .lattice import PROVISIONAL, Value
 
 _T = TypeVar("_T")
 ExpressionRule = Callable[[ast.AST], "Value | None"]

@@ -6,18 +6,19 @@ through the project index, what other modules write into this module's classes."
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Iterator, cast
+from typing import cast
 
 from ...addresses import tuple_address_position
-from .fixpoint import Evaluator
-from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from ..semantic.model import SemanticModel
 from ..semantic.records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey
+from ..semantic.syntax import attr_name, bind_arguments
 from .dicts import Dicts
+from .fixpoint import Evaluator
+from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from .parameters import Parameters
 from .result_names import named_result
-from ..semantic.syntax import attr_name, bind_arguments
 from .table_names import name_evidence
 from .tensors import TensorKinds
 
@@ -329,7 +330,7 @@ class Flow:
 _REORDERING = frozenset({"sort", "topk", "unique", "kthvalue", "mode", "max", "min", "unique_consecutive"})
 
 
-def _reordered(c, call: ast.Call) -> ast.expr | None:  # type: ignore[no-untyped-def]
+def _reordered(c, call: ast.Call) -> ast.expr | None:
     """What a torch/numpy call that returns (values, indices or counts) takes its values from:
     ``torch.sort(x)``, ``np.unique(x, return_counts=True)``, ``x.topk(k)``."""
     func = call.func

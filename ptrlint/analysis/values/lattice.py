@@ -9,9 +9,9 @@ a name < a signed reinterpretation < a raw address) and the locations that show 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
-from typing import Iterable
 
 Evidence = tuple[tuple["ast.AST | Location", str], ...]
 MAX_EVIDENCE = 6
@@ -52,10 +52,10 @@ class Value:
     def is_pointer(self) -> bool:
         return self.origin in (Origin.RAW, Origin.NAMED)
 
-    def as_kind(self, kind: Kind) -> "Value":
+    def as_kind(self, kind: Kind) -> Value:
         return self if self.kind is kind else replace(self, kind=kind)
 
-    def with_evidence(self, node: ast.AST, message: str) -> "Value":
+    def with_evidence(self, node: ast.AST, message: str) -> Value:
         return replace(self, evidence=add_evidence(self.evidence, node, message))
 
 

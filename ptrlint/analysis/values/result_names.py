@@ -11,9 +11,9 @@ import re
 from typing import Callable
 
 from ...names import NamePatterns
-from .lattice import Kind, Origin, Value
 from ..semantic.records import FunctionNode
 from ..semantic.syntax import attr_name
+from .lattice import Kind, Origin, Value
 
 
 def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None,

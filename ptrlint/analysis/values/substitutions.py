@@ -7,13 +7,14 @@ summaries record as requests (``external_writes`` of ``pkg.mod.factory.()``)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ..semantic.calls import unsigned64
 from ..semantic.factories import factory_signature
-from .lattice import Evidence, Location, Value
 from ..semantic.records import Creation, FunctionNode, NameKey
+from .lattice import Evidence, Location, Value
 
 if TYPE_CHECKING:
     from .facts import ModuleFacts
@@ -28,12 +29,12 @@ class Substitution:
     evidence: Evidence  # the callers whose pointer tables it makes signed
 
 
-def asks_unsigned(facts: "ModuleFacts", creation: Creation) -> bool:
+def asks_unsigned(facts: ModuleFacts, creation: Creation) -> bool:
     """The call asks for an unsigned 64-bit dtype (what a substituting factory replaces)."""
     return creation.dtype is not None and unsigned64(facts.c, creation.dtype)
 
 
-def substitutions(facts: "ModuleFacts") -> Iterator[Substitution]:
+def substitutions(facts: ModuleFacts) -> Iterator[Substitution]:
     c = facts.c
     callers: dict[int, list[Creation]] = {}
     for creation in c.creations:

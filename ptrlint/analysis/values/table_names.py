@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 
-from .lattice import Kind, Origin, Value
 from ..semantic.model import SemanticModel
 from ..semantic.records import Creation
 from ..semantic.syntax import attr_name
+from .lattice import Kind, Origin, Value
 from .tensors import TensorKinds
 
 

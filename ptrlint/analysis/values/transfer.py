@@ -7,16 +7,21 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from ...addresses import (ADDRESS_ATTRIBUTES, CTYPES_POINTER_ATTRIBUTES, POINTER_METHODS, is_allocation_name,
-                          tuple_address_position)
+from ...addresses import (
+    ADDRESS_ATTRIBUTES,
+    CTYPES_POINTER_ATTRIBUTES,
+    POINTER_METHODS,
+    is_allocation_name,
+    tuple_address_position,
+)
 from ...names import CTYPES_SIGNED64_QNAMES, PASSTHROUGH_METHODS, SIGNED64_DTYPES, VIEW_ATTRIBUTES
+from ..semantic.model import SemanticModel
+from ..semantic.syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 from .address_apis import AddressAPIs
 from .arithmetic import Arithmetic
 from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import FOREIGN_SCALAR, INDEX_ARRAY, INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
-from ..semantic.model import SemanticModel
-from ..semantic.syntax import attr_name, dotted, entry_name, is_slice_subscript, positional, string_value
 
 KNOWN_ADDRESS_ATTRIBUTES = {name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()}
 _SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
