@@ -16,17 +16,27 @@ from __future__ import annotations
 
 import functools
 import gc
+import re
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Callable, Iterable
+from typing import Callable
 
 from ..analysis.options import analysis_options
 from ..cache import Cache
-from ..gcpause import keep_heap, one_module, planning_heap
 from ..findings import FileResult
+from ..gcpause import keep_heap, one_module, planning_heap
 from ..prefilter import has_evidence
-from ..project.imports import imported_modules
-from ..project.layout import ModuleFiles, forget_listings, module_file, module_name, per_bases, project_files, project_root
 from ..project.consumers import ProjectConsumers
+from ..project.imports import imported_modules
+from ..project.layout import (
+    ModuleFiles,
+    forget_listings,
+    module_file,
+    module_name,
+    per_bases,
+    project_files,
+    project_root,
+)
 from ..project.link import ModuleLink
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
@@ -42,6 +52,7 @@ from .workers import POOL_MIN_READS, Job, RunPool
 
 MAX_ROUNDS = 4
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
+_RELATIVE_IMPORT = re.compile(r"\bfrom\s+\.")
 
 
 class ProjectRun:
@@ -195,10 +206,11 @@ class ProjectRun:
         roots = {project_root(t.real) for t in self.tasks.values() if t.linted}
         excluded = tuple(e for e in (*self.settings.config.exclude, *self.settings.config.extend_exclude) if "/" not in e)
         known = set(self.tasks) | {real_path(p) for p in self.paths}
+        names = frozenset(m.rpartition(".")[2] for m in linted)
         for root in roots:
             for path in project_files(root, excluded):
                 real = real_path(path)
-                if real not in known and _imports_any(real, linted, self.manifest, self.settings):
+                if real not in known and _imports_any(real, linted, names, self.manifest, self.settings):
                     self._add_unlinted(path, real)
 
     def _close_dependencies(self, tasks: list[Task]) -> None:
@@ -281,7 +293,7 @@ class ProjectRun:
             unread: set[str] = set()  # modules a restored entry's changed answers asked for
             for task in permuted(list(self.tasks.values()), "settle"):
                 if task.role is Role.CANDIDATE:
-                    if candidates.connected(task, lambda t: self._connected(t, connections)):
+                    if candidates.connected(task, functools.partial(self._connected, connections=connections)):
                         task.role, task.summary = Role.CONNECTED, None
                         self._close_dependencies([task])
                         if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
@@ -404,15 +416,20 @@ def _largest_first(tasks: list[Task]) -> list[Task]:
     return sorted(tasks, key=lambda t: -(t.size or len(t.text)))
 
 
-def _imports_any(real: str, linted: set[str], manifest: Manifest | None, settings: Settings) -> bool:
+def _imports_any(real: str, linted: set[str], names: frozenset[str], manifest: Manifest | None,
+                 settings: Settings) -> bool:
     """Whether a project file with pointer evidence imports one of the ``linted`` modules:
-    from its manifest record when unchanged, else from its text (and then recorded)."""
+    from its manifest record when unchanged, else from its text (and then recorded). A text that
+    spells none of their last ``names`` and has no relative import cannot import one: it is
+    answered without the prefilter (and not recorded)."""
     sig = signature(real) if manifest is not None else None
     record = manifest.get(real, sig) if manifest is not None else None
     if record is None or (record["evidence"] and "imported_modules" not in record):
         try:
             text = read_bytes(real).decode("utf-8", errors="replace")
         except OSError:
+            return False
+        if not any(name in text for name in names) and _RELATIVE_IMPORT.search(text) is None:
             return False
         evidence = has_evidence(text, settings.config)
         name, is_package = module_name(real)
