@@ -125,7 +125,7 @@ def _regex_list(key: str, value: Any) -> tuple[str, ...]:
 MAX_PATTERN_LENGTH = 500
 
 
-def _sre_parse(pattern: str):
+def _sre_parse(pattern: str) -> Any:  # an sre_parse.SubPattern (a private module)
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # Python < 3.11

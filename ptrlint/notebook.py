@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 MARKER = "# %% ptrlint cell {}\n"
@@ -276,7 +277,7 @@ class _Scanner:
         self.i = match.end()
         return start, self.i
 
-    def members(self):
+    def members(self) -> Iterator[str]:
         """Iterate an object's (key, value start) pairs; the caller consumes or skips each value."""
         self.ws()
         self.i += 1  # {

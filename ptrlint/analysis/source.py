@@ -16,6 +16,7 @@ import bisect
 import io
 import re
 import tokenize
+from collections.abc import Iterable
 from itertools import accumulate, repeat
 from operator import add
 
@@ -25,7 +26,8 @@ Span = tuple[int, int]  # [start, end) character offsets into the text
 
 def first_line(stmt: ast.stmt) -> int:
     """The line a statement starts on: its first decorator's, for a decorated definition."""
-    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    decorators: Iterable[ast.expr] = getattr(stmt, "decorator_list", ())
+    return min([stmt.lineno, *(d.lineno for d in decorators)])
 
 
 class SourceMap:

@@ -19,6 +19,7 @@ import gc
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable
 
 from ..analysis.options import analysis_options
@@ -440,7 +441,7 @@ def _imports_any(real: str, linted: set[str], names: frozenset[str], manifest: M
     return bool(record["evidence"]) and any(m in linted for m in record["imported_modules"])
 
 
-def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple], tuple[str, str] | None]) -> None:
+def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple[Path, ...]], tuple[str, str] | None]) -> None:
     """Which analysed modules another module of the run can look into: the modules that the
     analysed modules and the candidates import (and the packages above them), and those that any
     module's summary re-exports from. Only these get a full summary; of the others (most of a
@@ -449,7 +450,7 @@ def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple], tuple[s
     them asks for it (``wanted``), and it is analysed again with its summary (``_settle``)."""
     tasks = list(tasks)
     imported: set[str] = set()
-    asked: dict[int, tuple[tuple, set[str]]] = {}  # the names asked, per bases (see per_bases)
+    asked: dict[int, tuple[tuple[Path, ...], set[str]]] = {}  # the names asked, per bases (see per_bases)
     for task in tasks:
         modules = task.modules() if task.role is not Role.LIGHT else set()
         summary = task.summary if task.summary is not None else task.provisional

@@ -30,6 +30,7 @@ from typing import Callable
 
 from ..analysis.boundary import ModuleContext
 from ..analysis.consumers.search import Consumers
+from ..analysis.consumers.uses import Path as TablePath
 from ..analysis.consumers.uses import Trail, Use, UseKind
 from ..analysis.options import AnalysisOptions
 from ..analysis.semantic.collector import FactCollector
@@ -80,7 +81,7 @@ class ProjectConsumers:
     def __init__(self) -> None:
         self._module_names: dict[str, str] = {}  # real path -> module name, for the files of the import tables
         self._imports: dict[str, dict[str, set[str]]] = {}  # project root -> {path: imported modules}
-        self._answers: dict[tuple, list[Use] | None] = {}  # (question, qname, ...) -> uses, once per process
+        self._answers: dict[tuple[object, ...], list[Use] | None] = {}  # (question, qname, ...) -> uses, per process
         self._texts: dict[str, tuple[str, dict[str, int], dict[str, str]]] = {}  # files read for factory lookups
         self._known: dict[str, set[str]] = {}  # real path -> imported modules, as the planner read them
         self._known_pickled: bytes | None = None  # _known, as shipped: unpickled when first asked
@@ -114,7 +115,7 @@ class ProjectConsumers:
         self._answers.clear()
 
     def parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                  keyword: str | None, options: AnalysisOptions, path: tuple = ()) -> list[Use] | None:
+                  keyword: str | None, options: AnalysisOptions, path: TablePath = ()) -> list[Use] | None:
         """Uses of the parameter a call binds (by position or keyword) in the function ``qname``
         (``locate`` finds its file and the rest of the name, ``f`` or ``Cls.m``), following
         re-exports; ``path``: where the table sits in the argument."""
@@ -190,7 +191,7 @@ class ProjectConsumers:
         return self._texts[path]
 
     def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                   keyword: str | None, options: AnalysisOptions, path: tuple) -> list[Use] | None:
+                   keyword: str | None, options: AnalysisOptions, path: TablePath) -> list[Use] | None:
         found = self._function_file(qname, locate)
         if found is None:
             return None
@@ -212,7 +213,7 @@ class ProjectConsumers:
                 return None
             return _located(module, module.consumers.parameter_uses(function, param, Trail(path=path)))
 
-    def results(self, qname: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
+    def results(self, qname: str, own_file: Path, options: AnalysisOptions, path: TablePath = ()) -> list[Use]:
         """Uses of what ``qname`` returns in the other modules of the project: calls of a function in
         the modules that import its module; of a method (``pkg.mod.Cls.m``), every ``x.m(...)`` where
         an instance of its class may be (:meth:`_reach`)."""
@@ -227,13 +228,13 @@ class ProjectConsumers:
         return self._answer(("results", qname, path), own_file, options, among, names, pattern, f"call `{name}()`",
                             lambda module: module.consumers.readers.result_uses(qname, path, method))
 
-    def attribute_reads(self, attr: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
+    def attribute_reads(self, attr: str, own_file: Path, options: AnalysisOptions, path: TablePath = ()) -> list[Use]:
         """Uses of every ``x.attr`` read where an object of ``own_file``'s module may be (:meth:`_reach`)."""
         among, names = self._reach(own_file, module_name(str(own_file))[0])
         return self._answer(("attributes", attr, path), own_file, options, among, names, rf"\.\s*{re.escape(attr)}\b",
                             f"read `.{attr}`", lambda module: module.consumers.readers.attribute_uses(attr, path))
 
-    def name_reads(self, qname: str, own_file: Path, options: AnalysisOptions, path: tuple = ()) -> list[Use]:
+    def name_reads(self, qname: str, own_file: Path, options: AnalysisOptions, path: TablePath = ()) -> list[Use]:
         """Uses of the module-level name ``qname`` in the modules that import its module."""
         own_module = module_name(str(own_file))[0]
         name = qname.rpartition(".")[2]
@@ -241,8 +242,9 @@ class ProjectConsumers:
                             {own_module}, rf"\b{re.escape(name)}\b", f"use `{name}`",
                             lambda module: module.consumers.readers.name_uses(qname, path))
 
-    def _answer(self, question: tuple, own_file: Path, options: AnalysisOptions, among: list[str], names: set[str],
-                pattern: str, what: str, ask: Callable[[_Module], list[Use]]) -> list[Use]:
+    def _answer(self, question: tuple[str, str, TablePath], own_file: Path, options: AnalysisOptions,
+                among: list[str], names: set[str], pattern: str, what: str,
+                ask: Callable[[_Module], list[Use]]) -> list[Use]:
         """The uses ``ask`` finds in the files of ``among`` that spell ``pattern`` (once per process)."""
         key = (*question, str(own_file), id(options))
         if key not in self._answers:

@@ -191,9 +191,9 @@ class ModuleFiles:
     its paths on every ask, in Python (``Path.__hash__``), 80,000 asks on torch."""
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[tuple, dict[str, tuple[str, str] | None]]] = {}  # id(bases) -> answers
+        self._known: dict[int, tuple[tuple[Path, ...], dict[str, tuple[str, str] | None]]] = {}  # id(bases) -> answers
 
-    def __call__(self, module: str, bases: tuple) -> tuple[str, str] | None:
+    def __call__(self, module: str, bases: tuple[Path, ...]) -> tuple[str, str] | None:
         answers = per_bases(self._known, bases, dict)
         if module in answers:
             return answers[module]
@@ -202,7 +202,7 @@ class ModuleFiles:
         return answer
 
 
-def per_bases(table: dict[int, tuple[tuple, T]], bases: tuple, empty: Callable[[], T]) -> T:
+def per_bases(table: dict[int, tuple[tuple[Path, ...], T]], bases: tuple[Path, ...], empty: Callable[[], T]) -> T:
     """``table``'s entry for ``bases``, keyed by the tuple's identity (``search_bases`` interns
     equal bases): hashing a tuple of paths runs ``Path.__hash__`` for each, in Python. The entry
     holds the tuple, so its id is not reused while the table lives."""

@@ -14,9 +14,9 @@ import ast
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from ..analysis.semantic.records import MemberKey, NameKey
+from ..analysis.semantic.records import FunctionNode, MemberKey, NameKey
 from ..analysis.semantic.syntax import CREATION_LAST_NAMES
 from ..analysis.source import SourceMap
 from ..analysis.values.facts import ModuleFacts
@@ -81,7 +81,9 @@ class ModuleSummary:
                     or self.classes or self.exports or self.patches or self.omitted)
 
     def to_json(self) -> dict[str, Any]:
-        values = lambda d: {k: v.to_json() for k, v in sorted(d.items())}  # noqa: E731
+        def values(d: dict[str, ValueSummary]) -> dict[str, list[Any]]:
+            return {k: v.to_json() for k, v in sorted(d.items())}
+
         return {
             "module": self.module, "path": self.path,
             "functions": values(self.functions),
@@ -96,7 +98,9 @@ class ModuleSummary:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModuleSummary:
-        values = lambda d: {k: ValueSummary.from_json(v) for k, v in d.items()}  # noqa: E731
+        def values(d: dict[str, Any]) -> dict[str, ValueSummary]:
+            return {k: ValueSummary.from_json(v) for k, v in d.items()}
+
         return cls(
             data["module"], data["path"], values(data["functions"]),
             {k: values(v) for k, v in data["param_writes"].items()}, values(data["attributes"]),
@@ -115,7 +119,8 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     modules' classes are always recorded."""
     c = facts.c
     out = ModuleSummary(module, path)
-    wanted = (lambda name: True) if names is None else (lambda name: name.partition(".")[0] in names)  # noqa: E731
+    wanted: Callable[[str], bool] = ((lambda name: True) if names is None
+                                     else (lambda name: name.partition(".")[0] in names))
 
     def keep(value: Value | None) -> ValueSummary | None:
         """Only what can change another module's findings: addresses, names, wrapped and foreign values."""
@@ -170,14 +175,15 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     return out
 
 
-def _summarise_function(facts: ModuleFacts, function: ast.AST, qualname: str, out: ModuleSummary, keep) -> None:
-    returned = keep(facts.flow.returned_value(function, None))  # type: ignore[arg-type]
+def _summarise_function(facts: ModuleFacts, function: FunctionNode, qualname: str, out: ModuleSummary,
+                        keep: Callable[[Value | None], ValueSummary | None]) -> None:
+    returned = keep(facts.flow.returned_value(function, None))
     if returned is not None:
         out.functions[qualname] = returned
-    args = function.args  # type: ignore[attr-defined]
+    args = function.args
     writes = {}
     for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        value = keep(facts.flow.param_received(function, param.arg))  # type: ignore[arg-type]
+        value = keep(facts.flow.param_received(function, param.arg))
         if value is not None:
             writes[param.arg] = value
     if writes:

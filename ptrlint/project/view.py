@@ -13,7 +13,8 @@ import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from ..analysis.consumers.uses import parse_path, path_text
+from ..analysis.consumers.uses import Path as TablePath
+from ..analysis.consumers.uses import Use, parse_path, path_text
 from ..analysis.semantic.records import FactorySignature
 from ..analysis.values.lattice import Location, Value
 from .consumers import ProjectConsumers
@@ -32,7 +33,8 @@ class ProjectView:
         (default: ``summaries``); besides those it may hold partial summaries of modules no
         module of the run imports, which a lookup never reaches."""
         self.summaries = summaries
-        self._memo: dict[tuple, tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]] = {}
+        self._memo: dict[tuple[object, ...],
+                         tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]] = {}
         # consulted_changed's answers: (lookup, bases) -> (fingerprint, the modules its resolution passed)
         self._probed: dict[tuple[str, tuple[Path, ...]], tuple[str | None, frozenset[str]]] = {}
         self.bases: tuple[Path, ...] = ()
@@ -207,8 +209,8 @@ class ProjectView:
         return any(".".join(parts[:i]) in self.summaries or namespace_file(".".join(parts[:i]), self.bases) is not None
                    for i in range(len(parts) - 1, 0, -1))
 
-    def param_consumers(self, qname: str, position: int | None, keyword: str | None, path: tuple,
-                        options: object) -> list | None:
+    def param_consumers(self, qname: str, position: int | None, keyword: str | None, path: TablePath,
+                        options: object) -> list[Use] | None:
         """Uses of the parameter that a call of ``qname`` (another module's function) binds the table
         to (``path``: where the table sits in the argument)."""
         self.options = options
@@ -228,20 +230,21 @@ class ProjectView:
     def _own_file(self) -> Path | None:
         return module_file(self.own_module, self.bases) if self.own_module else None
 
-    def result_consumers(self, qname: str, path: tuple, options: object) -> list:
+    def result_consumers(self, qname: str, path: TablePath, options: object) -> list[Use]:
         """Uses, in the other modules of the project, of what ``qname`` (a function or method of this
         module) returns."""
         return self._elsewhere("consumers", qname, path, options, self.consumers.results)
 
-    def attribute_consumers(self, attr: str, path: tuple, options: object) -> list:
+    def attribute_consumers(self, attr: str, path: TablePath, options: object) -> list[Use]:
         """Uses, in the other modules of the project, of every ``x.attr`` they read."""
         return self._elsewhere("aconsumers", attr, path, options, self.consumers.attribute_reads)
 
-    def name_consumers(self, qname: str, path: tuple, options: object) -> list:
+    def name_consumers(self, qname: str, path: TablePath, options: object) -> list[Use]:
         """Uses, in the modules that import it, of the module-level name ``qname`` of this module."""
         return self._elsewhere("nconsumers", qname, path, options, self.consumers.name_reads)
 
-    def _elsewhere(self, what: str, name: str, path: tuple, options: object, ask: Callable[..., list]) -> list:
+    def _elsewhere(self, what: str, name: str, path: TablePath, options: object,
+                   ask: Callable[..., list[Use]]) -> list[Use]:
         """One question about this module's values asked of the other modules (recorded as ``what``)."""
         self.options = options
         own = self._own_file()
@@ -270,7 +273,7 @@ class ProjectView:
         return [a.to_value() for a in answers]
 
 
-def _fingerprint(uses: list | None) -> list | None:
+def _fingerprint(uses: list[Use] | None) -> list[list[str | int]] | None:
     if not uses:
         return None
     return sorted([u.kind.name, u.why, *((u.node.path, u.node.line) if isinstance(u.node, Location) else ())]

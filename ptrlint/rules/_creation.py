@@ -11,7 +11,7 @@ from ..analysis.consumers.harm import Harm
 from ..analysis.consumers.int_entry import PythonInts
 from ..analysis.consumers.uses import FixKind, describe
 from ..analysis.semantic.records import Creation, CreationKey, MemberKey
-from ..analysis.values.lattice import Location, Origin, Value
+from ..analysis.values.lattice import Evidence, Location, Origin, Value
 from ..discovery import display_path
 from ..findings import NOTE, Intent
 from ..fixes import append_keyword, replace_dtype, spell
@@ -195,7 +195,7 @@ def _unreachable_stores(ints: PythonInts, creation: Creation) -> str | None:
     return None
 
 
-def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: tuple,
+def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: Evidence,
                         uint64: Callable[[], list[Intent] | None], span: tuple[int, int], verb: str,
                         signed_text: str | None, bit_preserving_possible: bool = True) -> Diagnostic:
     """The fix of a pointer table, chosen by its consumers (analysis/consumers/search.py).

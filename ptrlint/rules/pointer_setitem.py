@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..analysis.semantic.records import ScalarWrite
 from ..analysis.values.lattice import Kind, Origin
@@ -136,7 +136,7 @@ def _failure(ctx: RuleContext, unsigned: bool, signed: bool) -> str:
             "an int64 tensor, before 2.14.1 for a uint64 one")
 
 
-def _store_fix(ctx: RuleContext, write: ScalarWrite):
+def _store_fix(ctx: RuleContext, write: ScalarWrite) -> Callable[[], list[Intent] | None]:
     """``buf[i] = p`` -> ``buf[i] = torch.tensor(p, dtype=torch.uint64)``, spelled with the torch alias."""
 
     def intents() -> list[Intent] | None:

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ..analysis.consumers.uses import UseKind, describe
-from ..analysis.values.lattice import Kind, Origin
+from ..analysis.values.lattice import Evidence, Kind, Origin
 from ..findings import Intent
 from ..fixes import replace_dtype, spell
 from .base import Diagnostic, Invalid, Rule, RuleContext
@@ -137,7 +137,7 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
 
 
 def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: list[ast.expr], message: str,
-                evidence: tuple) -> Diagnostic:
+                evidence: Evidence) -> Diagnostic:
     """The finding, with its fix: every operand in uint64, where the result only goes into buffers."""
     facts = ctx.facts
     scope = facts.c.scope_of(node)

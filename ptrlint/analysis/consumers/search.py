@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 from dataclasses import replace
-from typing import cast
+from typing import Callable, cast
 
 from ..boundary import ProjectLookup
 from ..semantic.records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
@@ -45,6 +45,8 @@ from .int_entry import PythonInts
 from .readers import Readers
 from .use_kinds import UseClassifier
 from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
+
+_Memo = dict["Key | tuple[str, int]", "tuple[Use, ...] | tuple[Key, ...]"]
 
 
 class Consumers:
@@ -74,7 +76,7 @@ class Consumers:
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # every `name(...)` and `x.name(...)`, by name
         self.name_loads: dict[str, list[ast.expr]] = {}  # every `name` and `x.name` read, by name
         self.callers: dict[int, list[ast.Call]] = {}
-        self.memo: dict[tuple, tuple[Use, ...] | tuple[Key, ...]] = {}  # a creation's uses; ("w", call id): its writes
+        self.memo: _Memo = {}  # a creation's uses; ("w", call id): its writes
         self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
         self.harm = HarmModel(self)
 
@@ -233,7 +235,7 @@ class Consumers:
         parent = self.parent(expr)
         if parent is None:
             return []
-        same = lambda: self.context(parent, trail.step(), visited)  # noqa: E731
+        same: Callable[[], list[Use]] = lambda: self.context(parent, trail.step(), visited)  # noqa: E731
         cls = parent.__class__
         after = trail.after
         if cls is ast.Subscript and parent.value is expr:  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from urllib.parse import quote, unquote
@@ -140,6 +140,7 @@ def choose_fix(uses: Iterable[Use]) -> FixChoice:
     for use in uses:
         if use.kind is UseKind.ORDER or use.kind is UseKind.RECEIVE or use.exposed:
             return FixChoice(FixKind.NONE, use)
+    wanted: Callable[[Use], bool]
     for wanted in (lambda u: u.kind is UseKind.INT64 and not u.opaque,  # a consumer known to need int64
                    lambda u: u.kind is UseKind.INT64,  # code ptrlint cannot see
                    lambda u: u.kind is UseKind.ESCAPE):  # readers out of sight

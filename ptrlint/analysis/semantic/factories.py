@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ...names import SIGNED64_DTYPES
-from .records import FactorySignature, FunctionNode, NameKey
+from .records import Creation, FactorySignature, FunctionNode, NameKey
 
 if TYPE_CHECKING:
     from .model import SemanticModel
@@ -67,7 +67,7 @@ _INFERRING = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "num
                         "numpy.ascontiguousarray", "numpy.fromiter"})
 
 
-def _returned_creation(m: SemanticModel, ret: ast.expr):
+def _returned_creation(m: SemanticModel, ret: ast.expr) -> Creation | None:
     """The creation a function returns: ``return torch.tensor(...)``, ``return t.to(device)`` with
     ``t = torch.tensor(...)`` bound once."""
     root = m.alias_root(ret)

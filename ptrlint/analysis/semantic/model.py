@@ -12,7 +12,7 @@ keys. Which class an expression is an instance of is :mod:`.types`' question (``
 from __future__ import annotations
 
 import ast
-from typing import Callable, cast
+from typing import Any, Callable, TypeVar, cast
 
 from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
 from ..boundary import ModuleContext
@@ -35,6 +35,8 @@ from .records import (
 from .scopes import LiteScope
 from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, positional, raw_view_of, unstarred
 from .types import TypeResolver
+
+_T = TypeVar("_T")
 
 
 class SemanticModel:
@@ -213,7 +215,7 @@ class SemanticModel:
         return self.key_of(self.alias_root(expr, through_index))
 
     @staticmethod
-    def add(table: dict[Key, list], key: Key | None, item: object) -> None:
+    def add(table: dict[Key, list[_T]], key: Key | None, item: _T) -> None:
         if key is not None:
             table.setdefault(key, []).append(item)
 
@@ -307,7 +309,7 @@ class SemanticModel:
     def rekey(self, canonical: Callable[[Key], Key]) -> bool:
         changed = False
         for table in (self.bindings, self.adds, self.stores, self.annotations):
-            rekeyed: dict[Key, list] = {}
+            rekeyed: dict[Key, list[Any]] = {}  # Binding or ast.expr items, as the table holds
             for key, items in table.items():
                 new = canonical(key)
                 changed = changed or new != key

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from typing import cast
 
 from ...names import NamePatterns
 from ..semantic.model import SemanticModel
@@ -113,7 +114,7 @@ class Arithmetic:
                 if isinstance(expr.op, ast.LShift) and 0 <= b <= 256:
                     return a << b
                 if isinstance(expr.op, ast.Pow) and 0 <= b <= 256:
-                    return a**b
+                    return cast(int, a**b)  # b >= 0: an int
                 if isinstance(expr.op, ast.Add):
                     return a + b
                 if isinstance(expr.op, ast.Sub):

@@ -13,9 +13,9 @@ Each slot is reported at the element or field *type*, where the fix (``c_uint64`
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ...names import CTYPES_NARROW, CTYPES_SIGNED64
 from ..semantic.records import MemberKey
@@ -30,6 +30,7 @@ _STRUCTURE_BASES = frozenset({"ctypes.Structure", "ctypes.Union", "ctypes.BigEnd
                               "ctypes.LittleEndianStructure", "ctypes.BigEndianUnion", "ctypes.LittleEndianUnion"})
 _ARRAY_CONSTRUCTORS = frozenset({"from_address", "from_buffer", "from_buffer_copy"})
 MAX_DEPTH = 4
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class CtypesSlots:
     def _qnames(self, node: ast.AST) -> set[str]:
         return self.c.qualified_names(node) if isinstance(node, (ast.Name, ast.Attribute)) else set()
 
-    def _through_bindings(self, expr: ast.AST, resolve):
+    def _through_bindings(self, expr: ast.AST, resolve: Callable[[ast.expr], _T | None]) -> _T | None:
         key = self.c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         if key is None:
             return None

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 
+from ..boundary import ModuleContext
+from ..options import AnalysisOptions
 from ..semantic.collector import FactCollector
 from ..semantic.model import SemanticModel
 from ..semantic.records import Creation, Key
@@ -99,5 +101,5 @@ class ModuleFacts:
         return [copy for root in roots for copy in self.copies_of.get(root, [])]
 
 
-def collect(module: ast.Module, options, context=None) -> ModuleFacts:
+def collect(module: ast.Module, options: AnalysisOptions, context: ModuleContext | None = None) -> ModuleFacts:
     return ModuleFacts(FactCollector(options, context).run(module))

@@ -13,16 +13,19 @@ knows them only as two functions, so nothing here depends on them.
 from __future__ import annotations
 
 import ast
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
-from ..semantic.records import Key
+from ..semantic.records import Key, NameKey
 from .lattice import PROVISIONAL, Value
 
 _T = TypeVar("_T")
+_K = TypeVar("_K")
 ExpressionRule = Callable[[ast.AST], "Value | None"]
 ClassRule = Callable[[Key, bool], "Value | None"]
+# a memoised answer: (value, iteration, provisional)
+Entry = tuple["Value | None", int, bool]
 # (parameter values, expression memo, class memo) of a call evaluated with its arguments bound
-Frame = tuple[dict, dict, dict]
+Frame = tuple[dict[NameKey, "Value | None"], dict[int, Entry], dict[tuple[Key, bool], Entry]]
 
 
 class Evaluator:
@@ -31,19 +34,19 @@ class Evaluator:
     def __init__(self) -> None:
         self._expression_rule: ExpressionRule | None = None
         self._class_rule: ClassRule | None = None
-        self.class_memo: dict[tuple[Key, bool], tuple] = {}
-        self._expr_memo: dict[int, tuple] = {}
-        self._in_progress: set[tuple] = set()
+        self.class_memo: dict[tuple[Key, bool], Entry] = {}
+        self._expr_memo: dict[int, Entry] = {}
+        self._in_progress: set[tuple[object, ...]] = set()
         self._cycle_hits: list[object] = []
         self._iteration = 0
         self.querying = False
         self._changed = False
-        self._fresh: list[tuple[dict, object]] = []
+        self._fresh: list[tuple[dict[Any, tuple[Any, int, bool]], object]] = []
         self.in_progress_funcs: set[int] = set()  # ids of the functions whose returns are being evaluated
         # frames of the calls being evaluated with their arguments bound; a function's returns are
         # evaluated once per signature of its arguments
         self.bound: list[Frame] = []
-        self.return_memo: dict[tuple, tuple] = {}
+        self.return_memo: dict[tuple[object, ...], Entry] = {}
 
     def use(self, expression_rule: ExpressionRule | None, class_rule: ClassRule | None) -> None:
         """The rules that compute a value (None, None: the analysis is done; see ModuleFacts.release)."""
@@ -95,7 +98,8 @@ class Evaluator:
             self._cycle_hits.clear()
         return result
 
-    def memoised(self, token: tuple, memo: dict, key: object, compute: Callable[[], _T]) -> _T:
+    def memoised(self, token: tuple[object, ...], memo: dict[_K, tuple[_T, int, bool]], key: _K,
+                 compute: Callable[[], _T]) -> _T:
         entry = memo.get(key)
         if entry is not None and (not entry[2] or entry[1] == self._iteration):
             if entry[2]:

@@ -330,7 +330,7 @@ class Flow:
 _REORDERING = frozenset({"sort", "topk", "unique", "kthvalue", "mode", "max", "min", "unique_consecutive"})
 
 
-def _reordered(c, call: ast.Call) -> ast.expr | None:
+def _reordered(c: SemanticModel, call: ast.Call) -> ast.expr | None:
     """What a torch/numpy call that returns (values, indices or counts) takes its values from:
     ``torch.sort(x)``, ``np.unique(x, return_counts=True)``, ``x.topk(k)``."""
     func = call.func
