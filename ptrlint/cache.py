@@ -28,7 +28,7 @@ import json
 import os
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__
 from .findings import Finding
@@ -170,7 +170,7 @@ def opened(key: str, data: Any, where: str) -> str | None:
     if expected is None or not hmac.compare_digest(expected, data["tag"]):
         warn_untrusted(where)
         return None
-    return data["body"]
+    return cast(str, data["body"])  # a str, checked above
 
 
 def warn_untrusted(where: str) -> None:
@@ -222,7 +222,7 @@ class Cache:
         entry = self.get_entry(key, path)
         return entry[0] if entry is not None else None
 
-    def get_entry(self, key: str, path: str) -> tuple[list[Finding], dict] | None:
+    def get_entry(self, key: str, path: str) -> tuple[list[Finding], dict[str, Any]] | None:
         """(findings, extra): extra carries what the project index stored beside them."""
         if not self.enabled:
             return None
@@ -245,7 +245,7 @@ class Cache:
         """Whether a trusted entry is stored under ``key`` (read or not, it may not serve)."""
         return self.enabled and os.path.exists(self._path(key))
 
-    def put(self, key: str, findings: list[Finding], extra: dict | None = None) -> None:
+    def put(self, key: str, findings: list[Finding], extra: dict[str, Any] | None = None) -> None:
         if not self.enabled:
             return
         body = json.dumps({"findings": [f.to_json() for f in findings], "extra": extra or {}})

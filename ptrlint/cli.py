@@ -8,8 +8,14 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .findings import FileResult, Finding
+    from .settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")
@@ -214,7 +220,7 @@ def _main(argv: list[str]) -> int:
             out.close()
 
 
-def _rule_documentation(args) -> int:
+def _rule_documentation(args: argparse.Namespace) -> int:
     """``--list-rules`` and ``--explain CODE``."""
     from .rules import ALL_RULES, RULES_BY_CODE
 
@@ -231,7 +237,7 @@ def _rule_documentation(args) -> int:
     return EXIT_CLEAN
 
 
-def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | None:
+def _conflicting_arguments(args: argparse.Namespace, paths: list[str], use_stdin: bool) -> str | None:
     for option in ("select", "extend_select", "ignore"):
         given = getattr(args, option)
         if given is not None and not given:
@@ -245,7 +251,8 @@ def _conflicting_arguments(args, paths: list[str], use_stdin: bool) -> str | Non
     return None
 
 
-def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):
+def _resolve_files(args: argparse.Namespace, paths: list[str], use_stdin: bool,
+                   output: str) -> int | tuple[list[str], dict[Config, list[str]], dict[Config, Settings]]:
     """The files to lint, grouped by configuration, and each configuration's settings (or an exit status)."""
     from .config import ConfigError, ConfigResolver, parse_override
     from .discovery import discover
@@ -255,7 +262,7 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):
         files_given = [Path(v) for v in args.config or () if Path(v).is_file() or ("=" not in v and v.endswith(".toml"))]
         if len(files_given) > 1:
             raise ConfigError("--config: give at most one configuration file (and any number of KEY=VALUE pairs)")
-        overrides: dict = {}
+        overrides: dict[str, Any] = {}
         for value in args.config or ():
             if not any(Path(value) == f for f in files_given):
                 overrides.update(parse_override(value))
@@ -280,7 +287,7 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):
 
                 print(settings_text(files[0], _settings(configs[files[0]], args, output, use_stdin)), end="")
                 return EXIT_CLEAN
-        groups: dict[object, list[str]] = {}
+        groups: dict[Config, list[str]] = {}
         for f in files:
             groups.setdefault(configs[f], []).append(f)
         settings_of = {config: _settings(config, args, output, use_stdin) for config in groups
@@ -291,7 +298,8 @@ def _resolve_files(args, paths: list[str], use_stdin: bool, output: str):
     return files, groups, settings_of
 
 
-def _lint_stdin(args, name: str, settings, texts: dict[str, str]):
+def _lint_stdin(args: argparse.Namespace, name: str, settings: Settings,
+                texts: dict[str, str]) -> int | tuple[list[FileResult], TextIO]:
     """Standard input: its result, and where the report goes (stderr when the fixed text goes to stdout)."""
     from . import planner
     from .sources import decode, unified_diff
@@ -313,7 +321,7 @@ def _lint_stdin(args, name: str, settings, texts: dict[str, str]):
     return [result], sys.stdout
 
 
-def _report_diff(results, output: str, out, quiet: bool = False) -> int:
+def _report_diff(results: list[FileResult], output: str, out: TextIO, quiet: bool = False) -> int:
     """``--diff``: the diffs, and on stderr which fix each change is."""
     from . import report
 
@@ -335,7 +343,8 @@ def _report_diff(results, output: str, out, quiet: bool = False) -> int:
     return EXIT_FINDINGS if diffs else EXIT_CLEAN
 
 
-def _report(results, args, output: str, out, texts: dict[str, str]) -> int:
+def _report(results: list[FileResult], args: argparse.Namespace, output: str, out: TextIO,
+            texts: dict[str, str]) -> int:
     """The findings and errors in the chosen format (or, with --statistics, their counts; with
     --fix-only, what was fixed), and the exit status."""
     from . import report
@@ -344,7 +353,7 @@ def _report(results, args, output: str, out, texts: dict[str, str]) -> int:
     errors = [r.error for r in results if r.error is not None]
     fixed = sum(r.fixed for r in results if r.error is None and args.fix)
     if args.fix_only:
-        findings_shown: list = []
+        findings_shown: list[Finding] = []
     else:
         findings_shown = findings
     if args.statistics:
@@ -385,7 +394,7 @@ def _report(results, args, output: str, out, texts: dict[str, str]) -> int:
     return EXIT_CLEAN
 
 
-def _settings(config, args, output: str, use_stdin: bool):
+def _settings(config: Config, args: argparse.Namespace, output: str, use_stdin: bool) -> Settings:
     """One configuration's settings: its selection, with the command line's on top."""
     from .cache import CACHE_DIRNAME
     from .settings import Settings, expand_selector, select_codes
@@ -413,7 +422,7 @@ def _settings(config, args, output: str, use_stdin: bool):
     )
 
 
-def _unconfigured(groups: dict) -> list:
+def _unconfigured(groups: dict[Config, list[str]]) -> list[FileResult]:
     """The files governed by a configuration file that could not be read: one E904 result each."""
     from .findings import CONFIG_ERROR, FileError, FileResult
 
@@ -435,7 +444,7 @@ def _write_roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(sorted(set(roots)))
 
 
-def _add_noqa(results, args, out) -> int:
+def _add_noqa(results: list[FileResult], args: argparse.Namespace, out: TextIO) -> int:
     """Write (or with --diff, show) a ``# noqa`` for every finding; report what could not be added."""
     from . import report
     from .noqa import add_noqa

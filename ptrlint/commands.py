@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Callable, cast
 
 if TYPE_CHECKING:
     from .rules.base import Rule
+    from .settings import Settings
 
 EXIT_CLEAN, EXIT_ERROR = 0, 2  # as the command line says them (ptrlint/cli.py)
 
 
-def watch(args, argv: list[str], lint: Callable[[list[str]], int]) -> int:
+def watch(args: argparse.Namespace, argv: list[str], lint: Callable[[list[str]], int]) -> int:
     """``--watch``: one run, then one more whenever a file that may change the answer changes (the
     file events come from watchfiles, as ruff's from notify; a burst of changes is one run)."""
     try:
@@ -92,7 +93,7 @@ def clean_command(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
-def settings_text(path: str, settings) -> str:
+def settings_text(path: str, settings: Settings) -> str:
     """``--show-settings``: what applies to ``path``, configuration keys as TOML (as ``ruff check --show-settings``)."""
     from dataclasses import fields
 

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol
+from typing import Callable, Protocol, cast
 
 from .analysis.boundary import ModuleContext
 from .analysis.options import analysis_options
@@ -25,7 +25,7 @@ from .analysis.values.facts import ModuleFacts, collect
 from .analysis.values.lattice import Location
 from .config import Config
 from .discovery import display_path
-from .findings import INTERNAL_ERROR, SYNTAX_ERROR, FileError, FileResult, Finding, Fix, Intent, Related
+from .findings import INTERNAL_ERROR, SYNTAX_ERROR, Edit, FileError, FileResult, Finding, Fix, Intent, Related
 from .gcpause import one_module
 from .prefilter import prefilter
 from .relevance import REDUCE_FROM, DroppedCheck, parsed_as_kept, relevant_text
@@ -245,14 +245,14 @@ def one_per_group(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _joined(makers: list) -> Callable[[], list[Intent] | None] | None:
+def _joined(makers: list[Callable[[], list[Intent] | None] | None]) -> Callable[[], list[Intent] | None] | None:
     """The intents of several fixes as one fix (None when one of them has none)."""
     if any(make is None for make in makers):
         return None
 
     def intents() -> list[Intent] | None:
         out: list[Intent] = []
-        for make in makers:
+        for make in cast("list[Callable[[], list[Intent] | None]]", makers):  # none is None (above)
             part = make()
             if not part:
                 return None
@@ -296,7 +296,7 @@ def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _rendered(fix: Fix, edits: dict) -> Fix | None:
+def _rendered(fix: Fix, edits: dict[Intent, Edit | None]) -> Fix | None:
     """The fix with the text edits of its intents, or None where the rewrite engine could not apply one."""
     rendered = [edits.get(i) for i in fix.intents]
     if any(e is None for e in rendered):

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     from lsprotocol import types
@@ -22,6 +22,9 @@ try:
     from pygls.uris import from_fs_path, to_fs_path
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise SystemExit("ptrlint lsp needs pygls: pip install 'ptrlint[lsp]'") from exc
+
+if TYPE_CHECKING:
+    from pygls.workspace import PositionCodec
 
 from . import __version__
 from .config import Config, ConfigError, resolve_config
@@ -61,16 +64,16 @@ class PtrlintServer(LanguageServer):
 server = PtrlintServer()
 
 
-def _position(lines: Sequence[str], line: int, column: int, codec: Any) -> types.Position:
+def _position(lines: Sequence[str], line: int, column: int, codec: PositionCodec) -> types.Position:
     """1-based (line, code-point column) -> LSP position in the client's units (UTF-16 by default)."""
     return codec.position_to_client_units(lines, types.Position(line=max(0, line - 1), character=max(0, column - 1)))
 
 
-def _range(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], codec: Any) -> types.Range:
+def _range(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], codec: PositionCodec) -> types.Range:
     return types.Range(start=_position(lines, *start, codec), end=_position(lines, *end, codec))
 
 
-def _related_location(r: Any, uri: str, lines: Sequence[str], codec: Any) -> types.Location:
+def _related_location(r: Any, uri: str, lines: Sequence[str], codec: PositionCodec) -> types.Location:
     """Evidence in this document, or in another module (found through the project index)."""
     if r.path is None:
         return types.Location(uri=uri, range=_range(lines, (r.line, r.column), (r.line, r.column), codec))

@@ -42,7 +42,7 @@ import re
 import struct
 import threading
 import warnings
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from .analysis.source import first_line
 from .config import Config
@@ -306,7 +306,7 @@ class DroppedCheck:
         while True:
             value, check = _SLOT.unpack(self._shared[slot:slot + 8])
             if value ^ 0xFFFFFFFF == check:
-                return value
+                return cast(int, value)  # "<II": ints
 
 
 _FRONT, _BACK = 0, 8  # the two slots of the shared page

@@ -5,18 +5,19 @@ edits rendered for the same content and findings."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ..findings import Edit, Finding, Fix
 from .tasks import Stage, Task
 
 
-def rendered_json(fix: Fix) -> dict:
+def rendered_json(fix: Fix) -> dict[str, Any]:
     """A rendered fix's text edits (and its alternatives'), as the cache keeps them."""
     return {"edits": [e.to_json() for e in fix.edits],
             "alternatives": [{"title": a.title, "edits": [e.to_json() for e in a.edits]} for a in fix.alternatives]}
 
 
-def _from_rendered_json(fix: Fix, data: dict | None) -> Fix | None:
+def _from_rendered_json(fix: Fix, data: dict[str, Any] | None) -> Fix | None:
     """The fix with the edits the cache kept (None: the rewrite engine could not apply it)."""
     if data is None:
         return None

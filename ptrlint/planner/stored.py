@@ -48,7 +48,7 @@ def store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileRe
         cache.put(key or task.key, result.findings if task.analyse else [], extra)
 
 
-def restore_result(task: Task, findings: list[Finding], extra: dict) -> bool:
+def restore_result(task: Task, findings: list[Finding], extra: dict[str, Any]) -> bool:
     """Findings, summary and what they read from a cache entry; False when the entry does not
     serve this task (a summary-only analysis for a task that wants findings, or a partial summary of
     a module imported now). An entry analysed for findings serves a summary-only task (the module
