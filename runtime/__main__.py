@@ -11,7 +11,8 @@ import os
 import runpy
 import sys
 
-from .simulate import DEFAULT_OFFSET, ENV_VAR, offset_from_environment, simulate_high_addresses, validate_offset
+from ._env import ENV_VAR
+from .simulate import DEFAULT_OFFSET, offset_from_environment, simulate_high_addresses, validate_offset
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,7 +54,8 @@ def span(tensor: Any) -> int:
     if tensor.numel() == 0:
         return 0
     last = sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
-    return (last + 1) * tensor.element_size()
+    nbytes: int = (last + 1) * tensor.element_size()
+    return nbytes
 
 
 def tensor_target(tensor: Any, label: str, layer: str = "") -> Target:

@@ -8,7 +8,7 @@ maths here is done in torch.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 from ._torch import np, torch
 from .buffers import CpuGpuBuffer
@@ -57,7 +57,7 @@ def assert_pointer_buffer(x: Any, name: str = "pointer buffer") -> None:
 
 def _numpy_view(view: Any) -> np.ndarray:
     if isinstance(view, CpuGpuBuffer) or (_is_buffer_like(view) and hasattr(view, "np")):
-        return view.np
+        return cast(np.ndarray, view.np)  # a CpuGpuBuffer's (or a buffer-like's) numpy view
     if isinstance(view, torch.Tensor):
         if view.device.type != "cpu":
             raise PointerGuardError("store_pointer needs a host view; write into the CpuGpuBuffer's .np and upload")
@@ -112,7 +112,7 @@ def host_array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         if x.device.type != "cpu":
             x = x.to("cpu")  # synchronises: pass host_views= to batch_memcpy to avoid it
-        return x.numpy()
+        return cast(np.ndarray, x.numpy())  # a Tensor's
     if isinstance(x, np.ndarray):
         return x
     raise PointerGuardError(f"{name} must be a tensor or ndarray, got {type(x).__name__}")
@@ -129,7 +129,7 @@ def check_fast(src: Any, dst: Any, sizes: Any) -> int:
     ) or (isinstance(sizes, np.ndarray) and sizes.dtype.kind in "iu")
     if not integer_sizes:
         raise PointerDtypeError(f"sizes must be an integer tensor/array (int32 in vLLM), got {size_dtype}")
-    shapes = [tuple(t.shape) for t in (src, dst, sizes)]
+    shapes: list[tuple[int, ...]] = [tuple(t.shape) for t in (src, dst, sizes)]
     if any(len(s) != 1 for s in shapes):
         raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must be 1-D, got shapes {shapes}")
     if not shapes[0][0] == shapes[1][0] == shapes[2][0]:

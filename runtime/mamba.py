@@ -10,13 +10,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ._torch import torch
 from .buffers import CpuGpuBuffer
 from .copy import batch_memcpy
 from .errors import PointerBoundsError, PointerGuardError
 from .guard import MAX_ENTRY_BYTES, assert_pointer_buffer, guard_level, store_pointer
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -200,8 +202,8 @@ class MambaCopyBuffers:
         return _create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer)
 
 
-def _create(cls: Any, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
-            make_buffer: Callable[..., Any]) -> Any:
+def _create(cls: Callable[..., _T], max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
+            make_buffer: Callable[..., Any]) -> _T:
     mamba_groups = get_mamba_groups(kv_cache_config)
     mamba_spec = _shared_spec(mamba_groups)
     n = max_num_reqs * entries_per_request(kv_cache_config, copy_funcs)

@@ -55,9 +55,9 @@ def _allocation_of(obj: Any) -> tuple[int, int, str, Callable[[], bool]]:
         from torch.multiprocessing.reductions import StorageWeakRef
 
         storage = obj.untyped_storage()
-        ref = StorageWeakRef(storage)  # expires when the last tensor on the storage is freed
+        ref = StorageWeakRef(storage)  # type: ignore[no-untyped-call]  # expires when its last tensor is freed
         return (to_real(storage.data_ptr()), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}",
-                lambda: not ref.expired())
+                lambda: not ref.expired())  # type: ignore[no-untyped-call]
     if isinstance(obj, np.ndarray):
         base = obj
         while isinstance(base.base, np.ndarray):

@@ -261,7 +261,8 @@ def install(check: str | None = None) -> bool:
 def _sync_allowed() -> Callable[[], Any] | None:
     """vLLM's own permission to synchronise (0.34: strict launch checks read small tables to the host)."""
     try:
-        return importlib.import_module("vllm.utils.gpu_sync_debug").gpu_sync_allowed
+        allowed: Callable[[], Any] = importlib.import_module("vllm.utils.gpu_sync_debug").gpu_sync_allowed
+        return allowed
     except (ImportError, AttributeError):
         return None
 
