@@ -20,6 +20,7 @@ class TensorKinds:
     def __init__(self, model: SemanticModel) -> None:
         self.c, self.view, self.options, self.names = model, model.view, model.options, model.options.names
         self._torch_memo: dict[Key, bool] = {}
+        self._signed_memo: dict[Key, bool] = {}  # is_signed_numpy_array of a name or attribute
 
     def is_signed_numpy_array(self, expr: ast.AST, depth: int = 0) -> bool:
         """Known to be a numpy array of a signed integer dtype (``np.arange(n)``, ``.astype(np.int64)``)."""
@@ -44,9 +45,17 @@ class TensorKinds:
             return self.is_signed_numpy_array(expr.value, depth + 1)
         if isinstance(expr, (ast.Name, ast.Attribute)):  # `ids`, `self.starts` (bound by another method)
             key = c.key_of(expr)
-            bindings = c.bindings.get(key, []) if key is not None else []
-            return any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1)
-                       or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1, b.index) for b in bindings)
+            if key is None:
+                return False
+            known = self._signed_memo.get(key)
+            if known is not None:
+                return known
+            found = any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1)
+                        or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1, b.index)
+                        for b in c.bindings.get(key, []))
+            if found or depth == 0:  # a yes holds with any budget; a no only with the whole one
+                self._signed_memo[key] = found
+            return found
         return False
 
     def signed_numpy_item(self, call: ast.expr, depth: int, index: int = -1) -> bool:
