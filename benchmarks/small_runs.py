@@ -50,7 +50,7 @@ def main() -> int:
         return 2
     compile_bytecode([])
     work = Path(tempfile.mkdtemp(prefix="ptrlint-small-"))
-    alone = work
+    alone = Path(tempfile.mkdtemp(prefix="ptrlint-alone-"))  # outside the copy: a project of its own
     try:
         shutil.copytree(torch_tree(), work / "torch", ignore=shutil.ignore_patterns("*.so", "*.so.*", "*.a", "*.pyc"))
         (work / "pyproject.toml").write_text("[project]\nname = 'torch-copy'\n")
@@ -60,7 +60,6 @@ def main() -> int:
         ruff_cmd = [ruff, "check", "--isolated", "--exit-zero", "--quiet"]
         for cmd in (ptrlint, ruff_cmd):  # fill both caches
             timed(cmd + ["torch"], work)
-        alone = Path(tempfile.mkdtemp(prefix="ptrlint-alone-"))  # outside the copy: a project of its own
         shutil.copyfile(Path(__file__).resolve().parents[1] / "examples" / COLD_FILE, alone / COLD_FILE)
         runs = {"whole tree": ["torch"], **{f"file {f}": [f] for f in files}, f"folder {FOLDER}": [FOLDER]}
         cold = {f"cold: {COLD_FILE} alone": (alone, [COLD_FILE]), "cold: file torch/cuda/__init__.py": (

@@ -24,10 +24,10 @@ parses the whole text). Each left-out statement must parse on its own, or the fi
 :class:`DroppedCheck` parses them beside the analysis, in a forked child where the platform forks and
 the process runs no other thread, and in this process once its analysis is done, from both ends
 (their parse is a third of a big module's run, and the second core is idle for a single file); the
-engine asks for the answer before it reports. A module other modules read is cut too: its summary lists the names the
-left-out statements define (``omitted``), and a lookup of one of them by another module asks for
-the module to be analysed whole (``project/view.py``, ``planner/index.py``), so what another
-module reads of it is always what the whole module says.
+engine asks for the answer before it reports. A module other modules read is cut too: its summary
+lists the names the left-out statements define (``omitted``), and a lookup of one of them by another
+module asks for the module to be analysed whole (``project/view.py``, ``planner/index.py``), so what
+another module reads of it is always what the whole module says.
 """
 
 from __future__ import annotations

@@ -294,7 +294,8 @@ class ProjectRun:
             unread: set[str] = set()  # modules a restored entry's changed answers asked for
             for task in permuted(list(self.tasks.values()), "settle"):
                 if task.role is Role.CANDIDATE:
-                    if candidates.connected(task, functools.partial(self._connected, connections=connections)):
+                    connected = functools.partial(self._connected, connections=connections)
+                    if candidates.connected(task, connected):
                         task.role, task.summary = Role.CONNECTED, None
                         self._close_dependencies([task])
                         if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
