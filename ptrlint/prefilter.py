@@ -11,7 +11,7 @@ from .addresses import ADDRESS_ATTRIBUTES, PREFILTER_TOKENS
 from .catalog import site_methods, site_words
 from .config import DEFAULT_POINTER_NAMES, Config
 from .lexer import ProseMap, is_word_char, skip_space_ahead, skip_space_back
-from .names import (
+from .pointer_names import (
     POINTER_WORDS_REGEX,
     NamePatterns,
     prefilter_regex,

@@ -1,4 +1,4 @@
-"""The analysis options derived from the configuration (name evidence: :class:`ptrlint.names.NamePatterns`)."""
+"""The analysis options derived from the configuration (name evidence: :class:`ptrlint.pointer_names.NamePatterns`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ..names import NamePatterns
+from ..pointer_names import NamePatterns
 
 if TYPE_CHECKING:
     from ..config import Config

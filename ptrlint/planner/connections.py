@@ -18,7 +18,7 @@ from typing import Callable
 
 from ..analysis.options import AnalysisOptions
 from ..analysis.values.lattice import Origin
-from ..names import NamePatterns
+from ..pointer_names import NamePatterns
 from ..project.summary import ModuleSummary
 from ..project.view import ProjectView
 from .tasks import Task, refers_as_callee, spells_word

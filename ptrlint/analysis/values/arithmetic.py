@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from typing import cast
 
-from ...names import NamePatterns
+from ...pointer_names import NamePatterns
 from ..semantic.model import SemanticModel
 from ..semantic.syntax import attr_name
 from .fixpoint import Evaluator

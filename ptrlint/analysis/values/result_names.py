@@ -10,7 +10,7 @@ import ast
 import re
 from typing import Callable
 
-from ...names import NamePatterns
+from ...pointer_names import NamePatterns
 from ..semantic.records import FunctionNode
 from ..semantic.syntax import attr_name
 from .lattice import Kind, Origin, Value
