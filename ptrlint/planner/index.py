@@ -16,44 +16,31 @@ from __future__ import annotations
 
 import functools
 import gc
-import re
 from collections.abc import Iterable
 from dataclasses import replace
-from pathlib import Path
-from typing import Callable
 
 from ..analysis.options import analysis_options
 from ..cache import Cache
 from ..findings import FileResult
 from ..gcpause import keep_heap, one_module, planning_heap
-from ..prefilter import has_evidence
 from ..project.consumers import ProjectConsumers
-from ..project.imports import imported_modules
-from ..project.layout import (
-    ModuleFiles,
-    forget_listings,
-    module_file,
-    module_name,
-    per_bases,
-    project_files,
-    project_root,
-)
+from ..project.layout import ModuleFiles, forget_listings, module_file, project_root
 from ..project.link import ModuleLink
 from ..project.view import ProjectView, consulted_changed
 from ..settings import Settings
-from ..sources import file_size, read_bytes, read_source, real_path
+from ..sources import file_size, real_path
 from .connections import CandidateRounds, Connections, OwnSymbols, connections_of
 from .files import lint_file
-from .manifest import Manifest, signature
+from .import_graph import importers, mark_imported
+from .manifest import Manifest
 from .permute import permuted
 from .rendered import rendered_from_cache
 from .stored import from_cache, store, summary_key
-from .tasks import Role, Stage, Task, classify, derive, restore, restore_given
+from .tasks import Role, Stage, Task, classify, read_unlinted, restore_given
 from .workers import POOL_MIN_READS, Job, RunPool
 
 MAX_ROUNDS = 4
 MAX_DEPTH = 4  # how far imports of files that were not given are followed
-_RELATIVE_IMPORT = re.compile(r"\bfrom\s+\.")
 
 
 class ProjectRun:
@@ -106,7 +93,7 @@ class ProjectRun:
             self._pool.run_ahead(_surely_analysed(given, self.texts, self.cache), self.round_settings)
         self._scan_importers()
         self._close_dependencies([t for t in self.tasks.values() if t.role is not Role.LIGHT])
-        _mark_imported(self.tasks.values(), self._module_file)
+        mark_imported(self.tasks.values(), self._module_file)
         pending = [t for t in given if not self._from_cache(t)]
         for task in self.tasks.values():
             if task.summary is None and not task.done:
@@ -172,47 +159,17 @@ class ProjectRun:
         task.stage = Stage.ANALYSED
         self._full_view = None
 
-    def _load(self, path: str) -> tuple[str, bytes, str] | FileResult:
-        read = read_source(path)
-        if isinstance(read, FileResult):
-            return read
-        real, data, text, _encoding = read
-        return real, data, self.texts.get(path, self.texts.get(real, text))
-
     def _add_unlinted(self, path: str, real: str) -> Task | None:
         """A project module that was not given, read for its summary (or restored unread)."""
-        overridden = path in self.texts or real in self.texts  # an editor's buffer: not on disk
-        manifest = None if overridden else self.manifest
-        sig = signature(real) if manifest is not None else None
-        record = manifest.get(real, sig) if manifest is not None else None
-        task = restore(record, path, real, False) if record is not None else None
-        if task is None:
-            loaded = self._load(path)
-            if isinstance(loaded, FileResult):
-                return None
-            _real, data, text = loaded
-            known = False if real in self._plain else None  # the prefilter's answer: neither
-            task, record = derive(path, real, data, text, self.settings, False, keep_text=overridden,
-                                  evidence=known, site=known)
-            if manifest is not None and record is not None:
-                manifest.put(real, sig, record)
-        self._register(task)
+        task = read_unlinted(path, real, self.settings, self.texts, self.manifest, real in self._plain)
+        if task is not None:
+            self._register(task)
         return task
 
     def _scan_importers(self) -> None:
         """Project files with pointer evidence that import a linted module may write into its classes."""
-        linted = {t.module for t in self.tasks.values() if t.linted and t.module}
-        if not linted:
-            return
-        roots = {project_root(t.real) for t in self.tasks.values() if t.linted}
-        excluded = tuple(e for e in (*self.settings.config.exclude, *self.settings.config.extend_exclude) if "/" not in e)
-        known = set(self.tasks) | {real_path(p) for p in self.paths}
-        names = frozenset(m.rpartition(".")[2] for m in linted)
-        for root in roots:
-            for path in project_files(root, excluded):
-                real = real_path(path)
-                if real not in known and _imports_any(real, linted, names, self.manifest, self.settings):
-                    self._add_unlinted(path, real)
+        for path, real in importers(self.tasks, self.paths, self.settings, self.manifest):
+            self._add_unlinted(path, real)
 
     def _close_dependencies(self, tasks: list[Task]) -> None:
         """The project modules these tasks import (read without parsing), added as tasks: summaries
@@ -416,57 +373,3 @@ def _largest_first(tasks: list[Task]) -> list[Task]:
     """The order work is handed to the workers in: the largest modules first, so that none is left
     to run alone at the end."""
     return sorted(tasks, key=lambda t: -(t.size or len(t.text)))
-
-
-def _imports_any(real: str, linted: set[str], names: frozenset[str], manifest: Manifest | None,
-                 settings: Settings) -> bool:
-    """Whether a project file with pointer evidence imports one of the ``linted`` modules:
-    from its manifest record when unchanged, else from its text (and then recorded). A text that
-    spells none of their last ``names`` and has no relative import cannot import one: it is
-    answered without the prefilter (and not recorded)."""
-    sig = signature(real) if manifest is not None else None
-    record = manifest.get(real, sig) if manifest is not None else None
-    if record is None or (record["evidence"] and "imported_modules" not in record):
-        try:
-            text = read_bytes(real).decode("utf-8", errors="replace")
-        except OSError:
-            return False
-        if not any(name in text for name in names) and _RELATIVE_IMPORT.search(text) is None:
-            return False
-        evidence = has_evidence(text, settings.config)
-        name, is_package = module_name(real)
-        record = {"evidence": evidence, "site": None, "imported_modules": sorted(imported_modules(text, name, is_package))} \
-            if evidence else {"evidence": False, "site": None}
-        if manifest is not None:
-            manifest.put(real, sig, record)
-    return bool(record["evidence"]) and any(m in linted for m in record["imported_modules"])
-
-
-def _mark_imported(tasks: Iterable[Task], locate: Callable[[str, tuple[Path, ...]], tuple[str, str] | None]) -> None:
-    """Which analysed modules another module of the run can look into: the modules that the
-    analysed modules and the candidates import (and the packages above them), and those that any
-    module's summary re-exports from. Only these get a full summary; of the others (most of a
-    large tree that nothing in it imports: sglang's 571 of 757 analysed modules) only the writes
-    into other modules' classes are kept, which cost little. A lookup that still reaches one of
-    them asks for it (``wanted``), and it is analysed again with its summary (``_settle``)."""
-    tasks = list(tasks)
-    imported: set[str] = set()
-    asked: dict[int, tuple[tuple[Path, ...], set[str]]] = {}  # the names asked, per bases (see per_bases)
-    for task in tasks:
-        modules = task.modules() if task.role is not Role.LIGHT else set()
-        summary = task.summary if task.summary is not None else task.provisional
-        targets = summary.exports.values() if summary is not None else ()
-        bases = task.bases
-        names = per_bases(asked, bases, set)
-        for name in (*modules, *(t.rpartition(".")[0] for t in targets)):
-            if name not in names:
-                names.add(name)
-                # the module and every package above it (`import a.b` binds `a` too, and `a.b.f` is a
-                # lookup into `a` when `b` is a name in `a`'s `__init__`)
-                parts = name.split(".")
-                for i in range(len(parts), 0, -1):
-                    found = locate(".".join(parts[:i]), bases)
-                    if found is not None:
-                        imported.add(found[1])
-    for task in tasks:
-        task.imported = task.real in imported

@@ -250,6 +250,29 @@ def restore_given(manifest: Manifest, path: str, real: str) -> Task | FileResult
     return _given(task) if task is not None else None
 
 
+def read_unlinted(path: str, real: str, settings: Settings, texts: dict[str, str], manifest: Manifest | None,
+                  plain: bool) -> Task | None:
+    """A project module that was not given, read for its summary (or restored unread from the
+    manifest); None when it cannot be read. ``plain``: the prefilter found neither evidence nor a
+    site in it (a given file's answer)."""
+    overridden = path in texts or real in texts  # an editor's buffer: not on disk
+    manifest = None if overridden else manifest
+    sig = signature(real) if manifest is not None else None
+    record = manifest.get(real, sig) if manifest is not None else None
+    task = restore(record, path, real, False) if record is not None else None
+    if task is None:
+        read = read_source(path)
+        if isinstance(read, FileResult):
+            return None
+        read_real, data, text, _encoding = read
+        text = texts.get(path, texts.get(read_real, text))
+        known = False if plain else None  # the prefilter's answer: neither
+        task, record = derive(path, real, data, text, settings, False, keep_text=overridden, evidence=known, site=known)
+        if manifest is not None and record is not None:
+            manifest.put(real, sig, record)
+    return task
+
+
 def _given(task: Task) -> Task:
     """A given file's summary until its analysis: its light summary for a module without evidence
     (final), else the light summary as provisional (its classes and re-exports)."""

@@ -391,14 +391,14 @@ def _mark_all_imported(monkeypatch, imported: bool) -> None:
     """Every module of the next index run marked imported (a full summary) or not (a partial one)."""
     import ptrlint.planner.index as index
 
-    real = index._mark_imported
+    real = index.mark_imported
 
     def forced(tasks, locate):
         tasks = list(tasks)
         real(tasks, locate)
         for task in tasks:
             task.imported = imported
-    monkeypatch.setattr(index, "_mark_imported", forced)
+    monkeypatch.setattr(index, "mark_imported", forced)
 
 
 def test_a_lookup_into_a_module_marked_unimported_asks_for_its_summary(tmp_path, monkeypatch):
