@@ -165,19 +165,7 @@ class ProjectConsumers:
         if block is None:
             target = bindings.get(name)  # `from .impl import f` re-exported here
             return self.factory(target, locate, options, depth + 1) if target else None
-        if "dtype" not in block or "return" not in block:
-            return None
-        header = "".join(f"import {q} as {local}\n" if "." not in q else
-                         f"from {q.rpartition('.')[0]} import {q.rpartition('.')[2]} as {local}\n"
-                         for local, q in bindings.items())
-        aliases = "".join(m.group(0) + "\n" for m in _ALIAS.finditer(text) if m.group(2).partition(".")[0] in bindings)
-        tree = _parse(header + aliases + block)  # `_empty = torch.empty` kept by a monkey patch: a creation
-        if tree is None:
-            return None
-        model = FactCollector(options, ModuleContext(module, is_package, None)).run(tree)
-        function = next((f for f in model.functions.values() if f.name == name), None)
-        signature = factory_signature(model, function) if function is not None else None
-        return signature[0] if signature is not None else None
+        return _factory_of(block, name, text, bindings, ModuleContext(module, is_package, None), options)
 
     def _index_file(self, path: str) -> tuple[str, dict[str, int], dict[str, str]]:
         """(text, offsets of its top-level ``def`` lines by name, what its imports bind), once per file."""
@@ -200,15 +188,7 @@ class ProjectConsumers:
             function = _find_function(module, rest) if module is not None else None
             if module is None or function is None:
                 return None
-            c = module.facts.c
-            args = function.args
-            params = [a.arg for a in (*args.posonlyargs, *args.args)]
-            if c.method_kinds.get(id(function)) in ("instance", "class") and params:
-                params = params[1:]
-            if keyword is not None:
-                param = keyword if keyword in params or keyword in {a.arg for a in args.kwonlyargs} else None
-            else:
-                param = params[position] if position is not None and position < len(params) else None
+            param = _bound_parameter(module, function, position, keyword)
             if param is None:
                 return None
             return _located(module, module.consumers.parameter_uses(function, param, Trail(path=path)))
@@ -345,6 +325,36 @@ def _located(module: _Module, uses: list[Use]) -> list[Use]:
             node = Location(display_path(module.path), line, column)
         out.append(replace(use, node=node))
     return out
+
+
+def _factory_of(block: str, name: str, text: str, bindings: dict[str, str], context: ModuleContext,
+                options: AnalysisOptions) -> FactorySignature | None:
+    """The factory signature of the function ``name`` whose text is ``block``, analysed alone with its
+    module's imports (``bindings``) and module-level aliases of imported names (read from ``text``)."""
+    if "dtype" not in block or "return" not in block:
+        return None
+    header = "".join(f"import {q} as {local}\n" if "." not in q else
+                     f"from {q.rpartition('.')[0]} import {q.rpartition('.')[2]} as {local}\n"
+                     for local, q in bindings.items())
+    aliases = "".join(m.group(0) + "\n" for m in _ALIAS.finditer(text) if m.group(2).partition(".")[0] in bindings)
+    tree = _parse(header + aliases + block)  # `_empty = torch.empty` kept by a monkey patch: a creation
+    if tree is None:
+        return None
+    model = FactCollector(options, context).run(tree)
+    function = next((f for f in model.functions.values() if f.name == name), None)
+    signature = factory_signature(model, function) if function is not None else None
+    return signature[0] if signature is not None else None
+
+
+def _bound_parameter(module: _Module, function: FunctionNode, position: int | None, keyword: str | None) -> str | None:
+    """The parameter of ``function`` a call binds by ``position`` (past a method's ``self``) or ``keyword``."""
+    args = function.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if module.facts.c.method_kinds.get(id(function)) in ("instance", "class") and params:
+        params = params[1:]
+    if keyword is not None:
+        return keyword if keyword in params or keyword in {a.arg for a in args.kwonlyargs} else None
+    return params[position] if position is not None and position < len(params) else None
 
 
 def _find_function(module: _Module, rest: str) -> FunctionNode | None:
