@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from ...names import CAST_METHODS, ELEMENT_TYPE_NAMES, FOLLOWED_COLLECTIVES, NEW_METHODS
+from .assignments import bind
 from .records import Binding, ScalarWrite
 from .syntax import CREATION_LAST_NAMES, UNSAFE_FUNCTION_LAST_NAMES, attr_name, positional
 from .traversal import Traversal
@@ -30,12 +31,12 @@ def visit_NamedExpr(c: Traversal, node: ast.NamedExpr) -> None:
     while scope.kind == "comprehension" and scope.parent is not None:
         scope = scope.parent  # a walrus in a comprehension binds in the enclosing scope
     scope.bind(node.target.id)
-    c.m.bind(node.target, Binding("expr", node.value, node))
+    bind(c.m, node.target, Binding("expr", node.value, node))
 
 
 def visit_comprehension(c: Traversal, node: ast.comprehension) -> None:
     c.m.bind_target(node.target)
-    c.m.bind(node.target, Binding("elem", node.iter, node.target))
+    bind(c.m, node.target, Binding("elem", node.iter, node.target))
 
 
 def visit_Attribute(c: Traversal, node: ast.Attribute) -> None:

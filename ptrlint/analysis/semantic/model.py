@@ -6,7 +6,8 @@ answers the questions about names: which scope a name resolves in, what it impor
 location (:data:`~.records.Key`) an expression denotes, what a value aliases. Names are recorded
 with *provisional* keys (the scope where the name is used) because a name's binding scope is only
 known once the whole function has been seen; :meth:`SemanticModel.rekey` maps them to canonical
-keys. Which class an expression is an instance of is :mod:`.types`' question (``model.types``).
+keys. Which class an expression is an instance of is :mod:`.types`' question (``model.types``);
+how an assignment is taken apart into bindings is :mod:`.assignments`'.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .records import (
     UnionFind,
 )
 from .scopes import LiteScope
-from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, positional, raw_view_of, unstarred
+from .syntax import CREATION_LAST_NAMES, attr_name, entry_name, is_slice_subscript, raw_view_of
 from .types import TypeResolver
 
 _T = TypeVar("_T")
@@ -218,71 +219,6 @@ class SemanticModel:
     def add(table: dict[Key, list[_T]], key: Key | None, item: _T) -> None:
         if key is not None:
             table.setdefault(key, []).append(item)
-
-    def bind(self, target: ast.expr, binding: Binding) -> None:
-        value = binding.expr
-        if binding.how == "elem" and isinstance(value, (ast.Tuple, ast.List, ast.Set)) and value.elts and \
-                not any(isinstance(el, ast.Starred) for el in value.elts):
-            # `for name, data in (("ids", ids), ("id_ptrs", ptrs)):` takes each item in turn; they are
-            # alternatives, never aliases of one another (`for t in (self.ptrs, self.lens): t.zero_()`)
-            if not isinstance(target, (ast.Tuple, ast.List)):
-                for item in value.elts:
-                    self.bind(target, Binding("each", item, binding.node))
-                return
-            if all(isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(target.elts) for item in value.elts):
-                for item in value.elts:
-                    for t, v in zip(target.elts, item.elts):  # type: ignore[attr-defined]
-                        self.bind(unstarred(t), Binding("each", v, binding.node))
-                return
-        if isinstance(target, (ast.Tuple, ast.List)):
-            elements = [unstarred(el) for el in target.elts]
-            if binding.how == "expr" and isinstance(value, (ast.Tuple, ast.List)):
-                if len(value.elts) == len(elements) and not any(isinstance(el, ast.Starred) for el in value.elts):
-                    for t, v in zip(elements, value.elts):
-                        self.bind(t, Binding("expr", v, binding.node))
-                return
-            if (binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                    and value.func.attr == "items" and not value.args and len(elements) == 2):
-                self.bind(elements[1], Binding("elem", value, binding.node))  # `for k, v in d.items()`: v
-            elif binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-                args = positional(value)
-                if value.func.id == "enumerate" and len(elements) == 2 and args:
-                    self.bind(elements[0], Binding("index", value, binding.node))
-                    self.bind(elements[1], Binding("elem", args[0], binding.node))
-                elif value.func.id == "zip" and len(args) == len(elements):
-                    for t, a in zip(elements, args):
-                        self.bind(t, Binding("elem", a, binding.node))
-            elif binding.how == "expr" and isinstance(value, ast.Call):
-                for i, t in enumerate(elements):  # a, b = f(): item i of what f returns
-                    self.bind(t, Binding("telem", value, binding.node, i))
-            return
-        if isinstance(target, ast.Subscript) and entry_name(target) is None:
-            self.add(self.stores, self.alias_key(target.value), Binding("expr", binding.expr, binding.node))
-            return
-        key = self.key_of(target)
-        if key is None:
-            return
-        self.add(self.bindings, key, binding)
-        if binding.how == "expr":
-            self.link(key, self.alias_key(binding.expr))
-            entry = entry_name(target)
-            self.mark_target(binding.expr, target, entry[1:-1] if entry else None)
-            self.bind_entries(key, binding)
-
-    def bind_entries(self, key: Key, binding: Binding) -> None:
-        """``d = {"ptrs": [...], "lens": [...]}`` or ``dict(ptrs=...)``: each entry is bound apart."""
-        value = binding.expr
-        pairs: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = []
-        if isinstance(value, ast.Dict):
-            pairs = [(k.value, v, k) for k, v in zip(value.keys, value.values)
-                     if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
-            pairs = [(kw.arg, kw.value, kw) for kw in value.keywords if kw.arg]
-        for name, item, where in pairs:
-            entry = self.attribute_key(key, f"[{name}]")
-            self.add(self.bindings, entry, Binding("expr", item, where))
-            self.link(entry, self.alias_key(item))
-            self.mark_target(item, where, name)
 
     def mark_target(self, value: ast.expr, target: ast.AST, name: str | None = None) -> None:
         """Remember the assigned name of the creation call inside ``value`` (name evidence)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from .assignments import bind
 from .records import Binding, FunctionNode, Key, MemberKey, NameKey, ScalarWrite
 from .scopes import resolve_relative
 from .syntax import RAISES_METHODS, attr_name, dotted, entry_name, keyword
@@ -108,7 +109,7 @@ def visit_Return(c: Traversal, node: ast.Return) -> None:
 def visit_Assign(c: Traversal, node: ast.Assign) -> None:
     for target in node.targets:
         c.m.bind_target(target)
-        c.m.bind(target, Binding("expr", node.value, node))
+        bind(c.m, target, Binding("expr", node.value, node))
         if isinstance(target, ast.Subscript) and entry_name(target) is None:  # `d["ptrs"] = ...` binds an entry
             c.m.scalar_writes.append(ScalarWrite(node, target.value, node.value, "setitem", c.raises > 0))
         elif isinstance(target, ast.Attribute) and c.m.scope is c.m.module_scope and isinstance(node.value, ast.Name):
@@ -134,7 +135,7 @@ def visit_AnnAssign(c: Traversal, node: ast.AnnAssign) -> None:
         c.m.bind_target(target)
         key = c.m.key_of(target)
         if node.value is not None:
-            c.m.bind(target, Binding("expr", node.value, node))
+            bind(c.m, target, Binding("expr", node.value, node))
     c.m.add(c.m.annotations, key, node.annotation)
 
 
@@ -158,7 +159,7 @@ def visit_AugAssign(c: Traversal, node: ast.AugAssign) -> None:
 
 def visit_For(c: Traversal, node: ast.For | ast.AsyncFor) -> None:
     c.m.bind_target(node.target)
-    c.m.bind(node.target, Binding("elem", node.iter, node))
+    bind(c.m, node.target, Binding("elem", node.iter, node))
 
 
 def visit_withitem(c: Traversal, node: ast.withitem) -> None:
