@@ -177,13 +177,13 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
 
 def _summarise_function(facts: ModuleFacts, function: FunctionNode, qualname: str, out: ModuleSummary,
                         keep: Callable[[Value | None], ValueSummary | None]) -> None:
-    returned = keep(facts.flow.returned_value(function, None))
+    returned = keep(facts.flow.results.returned_value(function, None))
     if returned is not None:
         out.functions[qualname] = returned
     args = function.args
     writes = {}
     for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        value = keep(facts.flow.param_received(function, param.arg))
+        value = keep(facts.flow.results.param_received(function, param.arg))
         if value is not None:
             writes[param.arg] = value
     if writes:

@@ -121,7 +121,7 @@ argument through it: safe, the op gets the same 64 bits; otherwise there is no a
         failure = (f"{'addresses' if sink.table else 'an address'} ({_source(value)}) "
                    f"{'enter' if sink.table else 'enters'} {sink.what}: {sink.effect}")
         if sink.code_node is None or sink.unsigned is None:
-            helpers = ctx.facts.flow.wrap_helpers() if sink.op and not sink.table else []
+            helpers = ctx.facts.flow.results.wrap_helpers() if sink.op and not sink.table else []
             if helpers:  # the module's own way to hand an address to int64 code: use it
                 start, end = ctx.span(sink.arg)
                 helper = helpers[0]

@@ -323,7 +323,7 @@ class Consumers:
     def call_parameter_uses(self, function: FunctionNode, call: ast.Call, expr: ast.AST, trail: Trail,
                             visited: set[object]) -> list[Use]:
         param = None
-        for name, arg in self.facts.flow.bind_arguments(function, call):
+        for name, arg in self.facts.flow.results.bind_arguments(function, call):
             if arg is expr:
                 param = name
                 break

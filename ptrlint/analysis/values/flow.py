@@ -1,7 +1,7 @@
 """Flow: the value of a storage location (an alias class of names, attributes and creations)
 from everything that reaches it: bindings, appends, element stores and copies, parameters (with
-the callers' arguments bound), returns, collectives, the names a creation is stored in and,
-through the project index, what other modules write into this module's classes."""
+the callers' arguments bound), returns (:mod:`.function_results`), collectives, the names a creation
+is stored in and, through the project index, what other modules write into this module's classes."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import cast
 from ...addresses import tuple_address_position
 from ..semantic.model import SemanticModel
 from ..semantic.records import Binding, Creation, CreationKey, FunctionNode, Key, MemberKey, NameKey
-from ..semantic.syntax import attr_name, bind_arguments
+from ..semantic.syntax import attr_name
 from .dicts import Dicts
 from .fixpoint import Evaluator
+from .function_results import FunctionResults
 from .lattice import INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, strongest
 from .parameters import Parameters
-from .result_names import named_result
 from .table_names import name_evidence
 from .tensors import TensorKinds
 
@@ -36,8 +36,9 @@ class Flow:
 
     def __init__(self, model: SemanticModel, evaluator: Evaluator, tensors: TensorKinds) -> None:
         self.c, self.e, self.tensors = model, evaluator, tensors
-        self.view, self.options, self.names = model.view, model.options, model.options.names
+        self.view = model.view
         self.parameters = Parameters(model)
+        self.results = FunctionResults(model, evaluator)
         self.dicts = Dicts(model, evaluator, self)
         self.groups = model.uf.members()
         for creation in model.creations:
@@ -70,7 +71,7 @@ class Flow:
         for call in c.calls:
             target = c.types.function_called(call.func) if attr_name(call.func) in names else None
             if target is not None:
-                pairs = self.bind_arguments(target, call)
+                pairs = self.results.bind_arguments(target, call)
             elif self.view is not None:
                 external = c.types.external_callee(call.func)
                 found = self.view.param_writes(external) if external else None
@@ -109,81 +110,6 @@ class Flow:
                     copies.setdefault(self.root(source), []).append(creation)
         return passes, containers, copies
 
-    def bind_arguments(self, function: FunctionNode, call: ast.Call) -> list[tuple[str, ast.expr]]:
-        """(parameter name, argument) pairs of a call to a module function or method."""
-        return bind_arguments(function, call, self.c.method_kinds.get(id(function)) in ("instance", "class"))
-
-    def wrap_helpers(self) -> list[str]:
-        """The module-level functions of one parameter that wrap an address into int64 range (``to_i64(p)``
-        returns ``p - (1 << 64) if p >= 1 << 63 else p``, or ``ctypes.c_int64(p).value``): asked with a raw
-        address for the parameter, they return a wrapped one. In source order."""
-        out: list[str] = []
-        for key, function in self.c.functions.items():
-            args = function.args
-            if key.scope != id(self.c.module_scope) or len(args.args) != 1 or args.posonlyargs or args.vararg:
-                continue
-            probe = ast.Call(func=ast.Name(id=function.name, ctx=ast.Load()),
-                             args=[ast.Call(func=ast.Attribute(value=ast.Name(id="_", ctx=ast.Load()), attr="data_ptr",
-                                                               ctx=ast.Load()), args=[], keywords=[])], keywords=[])
-            value = self.e.query(lambda f=function, p=probe: self.returned_value(f, p))  # type: ignore[misc]
-            if value is not None and value.origin is Origin.WRAPPED and value.kind is Kind.SCALAR:
-                out.append(function.name)
-        return sorted(out, key=lambda name: self.c.functions[NameKey(id(self.c.module_scope), name)].lineno)
-
-    def returned_value(self, function: FunctionNode, call: ast.Call | None, index: int | None = None) -> Value | None:
-        """What a module function returns for this call: its return expressions, with the call's
-        arguments bound to the parameters (so a wrapping helper wraps the caller's address).
-        Evaluated once per function and signature of the known argument values."""
-        if id(function) in self.e.in_progress_funcs or len(self.e.bound) >= 2:
-            return None
-        bound: dict[NameKey, Value | None] = {}
-        if call is not None:
-            scope_id = self.c.function_scopes.get(id(function))
-            if scope_id is not None:
-                for param, arg in self.bind_arguments(function, call):
-                    value = self.e.value(arg)
-                    if value is not None:
-                        bound[NameKey(scope_id, param)] = value
-        signature = tuple(sorted((k.name, v.kind.value, int(v.origin), v.python_int) for k, v in bound.items() if v))
-        memo_key = (id(function), index, signature)
-
-        def compute() -> Value | None:
-            self.e.in_progress_funcs.add(id(function))
-            if bound:  # with no known argument, the function's own (memoised) view of its parameters applies
-                self.e.bound.append((bound, {}, {}))
-            try:
-                values, returned = [], []
-                for ret in self.c.returns.get(id(function), []):
-                    if index is not None:
-                        if not isinstance(ret, ast.Tuple) or index >= len(ret.elts):
-                            continue
-                        if any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1]):
-                            continue
-                        ret = ret.elts[index]
-                    values.append(self.e.value(ret))
-                    returned.append(ret)
-                best = strongest(values)
-                if (best is None or best.origin is Origin.FOREIGN) and returned:
-                    # nothing known of the values (or only that a binding made them): what the names say
-                    best = named_result(self.names, function, returned, index, self.int_alias) or best
-                return best
-            finally:
-                if bound:
-                    self.e.bound.pop()
-                self.e.in_progress_funcs.discard(id(function))
-
-        return self.e.memoised(("r", memo_key), self.e.return_memo, memo_key, compute)
-
-    def int_alias(self, name: str) -> bool:
-        """A module-level integer type alias: ``DevicePtr = NewType("DevicePtr", int)``, ``Addr = int``."""
-        for binding in self.c.bindings.get(NameKey(id(self.c.module_scope), name), []):
-            value = binding.expr
-            if isinstance(value, ast.Call) and attr_name(value.func) == "NewType" and len(value.args) == 2:
-                value = value.args[1]
-            if binding.how == "expr" and isinstance(value, ast.Name) and "builtins.int" in self.c.qualified_names(value):
-                return True
-        return False
-
     def key_value(self, key: Key | None) -> Value | None:
         if key is None:
             return None
@@ -198,35 +124,8 @@ class Flow:
         c = self.c
         members = self.groups.get(root, [root])
         for key in members:
-            for binding in c.adds.get(key, []):
-                value = self.e.value(binding.expr)
-                if binding.how == "elem-of":
-                    value = value if value is not None and value.kind is Kind.SEQ else None
-                    yield (value.with_evidence(binding.node, "pointer values added here") if value and value.is_pointer
-                           else value), True
-                else:
-                    yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
-                            if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
-            for binding in c.stores.get(key, []):
-                value = self.e.value(binding.expr)
-                if binding.how == "seq" and value is not None and value.kind is not Kind.SEQ:
-                    value = None
-                yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
-                        if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
-            for function, param, call in self.passes.get(key, []):
-                if isinstance(function, ExternalFunction):
-                    received, name = function.writes.get(param), function.qname.rpartition(".")[2]
-                else:
-                    received, name = self.param_received(function, param), function.name
-                if received is not None:
-                    yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
-            for container in self.elements_of.get(key, []):
-                for kind, out, source, call in c.gathers:
-                    out_key = c.alias_key(out)
-                    if out_key is not None and self.root(out_key) == container:
-                        value = self.e.value(source)
-                        if value is not None and value.is_pointer:
-                            yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
+            yield from self.statement_writes(key)
+            yield from self.call_writes(key)
             creation = c.creation_by_id.get(key.call) if isinstance(key, CreationKey) else None
             if creation is not None:
                 for part in (creation.data, creation.fill):
@@ -245,26 +144,69 @@ class Flow:
                         yield value.as_kind(Kind.SEQ), True
             if writes_only:
                 continue
-            if creation is not None:
-                named = name_evidence(self.c, self.tensors, creation)
-                if named is not None:
-                    yield named, None  # what the names say (None: neither a write nor a bound value)
-            stored = [self.holding(c.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in c.creation_by_id]
-            if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
-                # a field that holds addresses for some instances and data for others (`handle.data`):
-                # reading it says nothing about one read
-                yield None, False
-            else:  # reading a location sees what was stored in it
-                for value in stored:
-                    yield value, False
-            for binding in c.bindings.get(key, []):
-                yield self.binding_value(binding), False
-            if isinstance(key, NameKey):
-                for argument in self.parameters.caller_arguments(key):  # a parameter: what the module's calls pass
-                    yield self.e.value(argument), False
-                named = self.parameters.names_table(key)
-                if named is not None:
-                    yield named, False
+            yield from self.bound(key, creation)
+
+    def statement_writes(self, key: Key) -> Iterator[tuple[Value | None, bool | None]]:
+        """What the module's statements put into one location: appends, element stores and copies."""
+        for binding in self.c.adds.get(key, []):
+            value = self.e.value(binding.expr)
+            if binding.how == "elem-of":
+                value = value if value is not None and value.kind is Kind.SEQ else None
+                yield (value.with_evidence(binding.node, "pointer values added here") if value and value.is_pointer
+                       else value), True
+            else:
+                yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
+                        if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
+        for binding in self.c.stores.get(key, []):
+            value = self.e.value(binding.expr)
+            if binding.how == "seq" and value is not None and value.kind is not Kind.SEQ:
+                value = None
+            yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
+                    if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
+
+    def call_writes(self, key: Key) -> Iterator[tuple[Value | None, bool | None]]:
+        """What calls write into one location: a function (of this module or, through the index, of
+        another) that writes pointer values into the parameter it is passed to, a collective that
+        receives into a list holding it."""
+        for function, param, call in self.passes.get(key, []):
+            if isinstance(function, ExternalFunction):
+                received, name = function.writes.get(param), function.qname.rpartition(".")[2]
+            else:
+                received, name = self.results.param_received(function, param), function.name
+            if received is not None:
+                yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
+        for container in self.elements_of.get(key, []):
+            for kind, out, source, call in self.c.gathers:
+                out_key = self.c.alias_key(out)
+                if out_key is not None and self.root(out_key) == container:
+                    value = self.e.value(source)
+                    if value is not None and value.is_pointer:
+                        yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
+
+    def bound(self, key: Key, creation: Creation | None) -> Iterator[tuple[Value | None, bool | None]]:
+        """What reading one location sees besides the writes: what the names of its creation say, the
+        creations stored in it, the values bound to it and, for a parameter, what the module's calls pass."""
+        c = self.c
+        if creation is not None:
+            named = name_evidence(self.c, self.tensors, creation)
+            if named is not None:
+                yield named, None  # what the names say (None: neither a write nor a bound value)
+        stored = [self.holding(c.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in c.creation_by_id]
+        if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
+            # a field that holds addresses for some instances and data for others (`handle.data`):
+            # reading it says nothing about one read
+            yield None, False
+        else:  # reading a location sees what was stored in it
+            for value in stored:
+                yield value, False
+        for binding in c.bindings.get(key, []):
+            yield self.binding_value(binding), False
+        if isinstance(key, NameKey):
+            for argument in self.parameters.caller_arguments(key):  # a parameter: what the module's calls pass
+                yield self.e.value(argument), False
+            named = self.parameters.names_table(key)
+            if named is not None:
+                yield named, False
 
     def binding_value(self, binding: Binding) -> Value | None:
         c = self.c
@@ -272,7 +214,7 @@ class Flow:
             assert isinstance(binding.expr, ast.Call)
             target = c.types.function_called(binding.expr.func)
             if target is not None:
-                return self.returned_value(target, binding.expr, binding.index)
+                return self.results.returned_value(target, binding.expr, binding.index)
             source = _reordered(c, binding.expr)
             if source is not None:  # `values, order = torch.sort(ptrs)`: the values, then indices or counts
                 inner = self.e.value(source) if binding.index == 0 else INDEX_SEQ
@@ -318,13 +260,6 @@ class Flow:
             return best  # only indices, or only what bindings handed out (and indices)
         return None
 
-    def param_received(self, function: FunctionNode, param: str) -> Value | None:
-        """Pointer values a function writes into one of its parameters (``out[:] = ...``)."""
-        scope_id = self.c.function_scopes.get(id(function))
-        if scope_id is None:
-            return None
-        value = self.e.class_value(self.root(NameKey(scope_id, param)), writes_only=True)
-        return value if value is not None and value.origin is Origin.RAW else None
 
 
 _REORDERING = frozenset({"sort", "topk", "unique", "kthvalue", "mode", "max", "min", "unique_consecutive"})

@@ -254,7 +254,7 @@ class Transfer:
         if creation is not None:
             return self.flow.holding(creation)
         target = c.types.function_called(func)
-        returned = self.flow.returned_value(target, call) if target is not None else None
+        returned = self.flow.results.returned_value(target, call) if target is not None else None
         if returned is not None:
             return returned
         if self.view is not None and target is None:
