@@ -2,7 +2,7 @@
 
 Finding the uses of a table is one recursion: a use of the table may be an argument, a container, a
 field or a returned value, whose own uses are found in turn. :class:`~.search.Consumers` drives
-it; its parts classify a use (:mod:`.use_kinds`), follow held values (:mod:`.held`), follow readers
+it; its parts classify a use (:mod:`.load_uses`, :mod:`.use_kinds`), follow held values (:mod:`.held`), follow readers
 (:mod:`.readers`) and judge Python-int entry (:mod:`.int_entry`). Each part takes a
 :class:`UseSearch`, the protocol declared here of what it may ask of the search, never the class
 that implements it, so the parts depend on nothing above them.
@@ -34,7 +34,13 @@ class ArgumentUses(Protocol):
 
 
 class HeldValues(Protocol):
-    """Objects that hold a table (:class:`~.held.HeldUses`)."""
+    """Values and objects that hold a table (:class:`~.held.HeldUses`)."""
+
+    def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]: ...
+
+    def assigned(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, trail: Trail, visited: set[object]) -> list[Use]: ...
+
+    def dict_value(self, node: ast.Dict, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]: ...
 
     def constructor(self, call: ast.Call, expr: ast.AST, class_id: int | str, keyword: str | None, trail: Trail,
                     visited: set[object]) -> list[Use]: ...

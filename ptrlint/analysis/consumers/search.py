@@ -8,7 +8,7 @@ return it, the containers and objects that hold it (a tuple returned and unpacke
 field, an attribute: :mod:`.held` follows a value that holds the table, with the
 :class:`~.uses.Trail`'s path from the value to the table) and, through the project index, the
 functions, callers and readers in other modules. Each use is classified (:class:`~.uses.UseKind`,
-by :mod:`.use_kinds`); :func:`~.uses.choose_fix` turns the uses into one of three answers: the
+by :mod:`.load_uses` and :mod:`.use_kinds`); :func:`~.uses.choose_fix` turns the uses into one of three answers: the
 plain uint64 dtype, the bit-preserving fix (create unsigned, hand on the original signed dtype's
 bits), or no safe fix.
 
@@ -33,18 +33,19 @@ from __future__ import annotations
 import ast
 from collections import deque
 from dataclasses import replace
-from typing import Callable, cast
+from typing import cast
 
 from ..boundary import ProjectLookup
 from ..semantic.records import Creation, FunctionNode, Key, MemberKey, NameKey, ObjectAttributeKey
-from ..semantic.syntax import CHILD_FIELDS, attr_name, is_slice_subscript
+from ..semantic.syntax import CHILD_FIELDS, attr_name
 from ..values.facts import ModuleFacts
 from .harm import HarmModel
 from .held import HeldUses
 from .int_entry import PythonInts
+from .load_uses import LoadUses
 from .readers import Readers
 from .use_kinds import UseClassifier
-from .uses import LOOPS, MAX_DEPTH, Trail, Use, UseKind
+from .uses import Trail, Use, UseKind
 
 _Memo = dict["Key | tuple[str, int]", "tuple[Use, ...] | tuple[Key, ...]"]
 
@@ -53,7 +54,8 @@ class Consumers:
     """The uses of one module's buffers, with cross-module answers from the project view.
 
     It finds the uses (following aliases, copies, parameters, returns and containers);
-    ``self.kinds`` classifies each one, ``self.held`` follows values that hold a table,
+    ``self.load_uses`` classifies what the code around a load does with it and ``self.kinds`` what a
+    call does with an argument, ``self.held`` follows values that hold a table,
     ``self.readers`` finds the readers of attributes and names (and answers other modules'
     questions), and ``self.ints`` answers where Python ints enter.
     """
@@ -79,10 +81,11 @@ class Consumers:
         self.memo: _Memo = {}  # a creation's uses; ("w", call id): its writes
         self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
         self.harm = HarmModel(self)
+        self.load_uses = LoadUses(self)
 
     def release(self) -> None:
         """Drop the parts, which point back at this object (see ``ModuleFacts.release``)."""
-        del self.kinds, self.ints, self.held, self.readers, self.harm
+        del self.kinds, self.ints, self.held, self.readers, self.harm, self.load_uses
 
     def build_index(self) -> dict[int, ast.AST]:
         if self.parents is not None:
@@ -228,73 +231,7 @@ class Consumers:
 
     # ----- what the code around one load of the table does with it ---------------------------------
     def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
-        if trail.depth > MAX_DEPTH:
-            return [Use(UseKind.ESCAPE, expr, "followed too far to see its readers", trail.after)]
-        if trail.path:
-            return self.held.context(expr, trail, visited)
-        parent = self.parent(expr)
-        if parent is None:
-            return []
-        same: Callable[[], list[Use]] = lambda: self.context(parent, trail.step(), visited)  # noqa: E731
-        cls = parent.__class__
-        after = trail.after
-        if cls is ast.Subscript and parent.value is expr:  # type: ignore[attr-defined]
-            if not isinstance(parent.ctx, ast.Load):  # type: ignore[attr-defined]
-                return [Use(UseKind.READY, parent, "element store", write=True)]
-            if is_slice_subscript(parent):  # type: ignore[arg-type]
-                return same()
-            index = parent.slice  # type: ignore[attr-defined]
-            if self.kinds.is_index_table(index):  # a gather by an index tensor: a table of the same dtype
-                return same()
-            return [Use(UseKind.READBACK, parent, "reads an element", after), *same()]
-        if cls is ast.Attribute and parent.value is expr:  # type: ignore[attr-defined]
-            return self.kinds.attribute_use(parent, trail, visited)  # type: ignore[arg-type]
-        if cls is ast.Call:
-            return self.kinds.argument_use(parent, expr, trail, visited)  # type: ignore[arg-type]
-        if cls is ast.keyword:
-            call = self.parent(parent)
-            if isinstance(call, ast.Call):
-                return self.kinds.argument_use(call, expr, trail, visited, keyword=parent.arg)  # type: ignore[attr-defined]
-            return []
-        if cls is ast.BinOp:
-            return self.kinds.arithmetic_use(parent, expr, trail, visited)  # type: ignore[arg-type]
-        if cls is ast.AugAssign:
-            if isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):  # type: ignore[attr-defined]
-                return [Use(UseKind.READY, parent, "bitwise update")]
-            return [Use(UseKind.INT64, parent, "in-place arithmetic (torch's uint64 has no such kernel)", after)]
-        if cls is ast.UnaryOp:
-            if isinstance(parent.op, ast.Not):  # type: ignore[attr-defined]
-                return [Use(UseKind.READY, parent, "truth test")]
-            return [Use(UseKind.ORDER, parent, "a sign operation", after)]
-        if cls is ast.Compare:
-            ops = parent.ops  # type: ignore[attr-defined]
-            if any(isinstance(op, (ast.Lt, ast.Gt, ast.LtE, ast.GtE)) for op in ops) and not trail.numpy:
-                return [Use(UseKind.ORDER, parent, "an ordering comparison", after)]
-            return [Use(UseKind.READY, parent, "comparison")]
-        if cls is ast.Return:
-            return self.readers.returned(parent, trail, visited)  # type: ignore[arg-type]
-        if cls in (ast.Assign, ast.AnnAssign, ast.NamedExpr):
-            if getattr(parent, "value", None) is not expr:
-                return []
-            return self.held.assigned(parent, trail, visited)  # type: ignore[arg-type]
-        if cls in LOOPS and getattr(parent, "iter", None) is expr:
-            return [Use(UseKind.READBACK, parent, "iterated over", after)]
-        if cls in (ast.List, ast.Tuple):
-            position = next(i for i, e in enumerate(parent.elts) if e is expr)  # type: ignore[attr-defined]
-            if any(isinstance(e, ast.Starred) for e in parent.elts[:position]):  # type: ignore[attr-defined]
-                return self.context(parent, trail.into(("item", None)), visited)
-            return self.context(parent, trail.into(("index", position)), visited)
-        if cls in (ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp):
-            return self.context(parent, trail.into(("item", None)), visited)
-        if cls is ast.Dict:
-            return self.held.dict_value(parent, expr, trail, visited)  # type: ignore[arg-type]
-        if cls is ast.Starred:
-            return [Use(UseKind.ESCAPE, parent, "unpacked into the arguments of a call", after)]
-        if cls is ast.IfExp:
-            return same() if parent.test is not expr else []  # type: ignore[attr-defined]
-        if cls in (ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda):
-            return [Use(UseKind.ESCAPE, parent, "yielded or captured", after)]
-        return []
+        return self.load_uses.context(expr, trail, visited)
 
     def like_uses(self, call: ast.Call, trail: Trail, visited: set[object]) -> list[Use]:
         """``torch.empty_like(table)``: a new buffer with the table's dtype; its own uses count too."""

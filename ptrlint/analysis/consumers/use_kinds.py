@@ -1,143 +1,44 @@
-"""One use of a pointer table, classified: what an attribute, a method, an operator, a call
-argument or a collective does with it (uint64-ready, int64-bound, sign-sensitive, escaping)."""
+"""A pointer table passed to a call, classified: what the callee does with the argument (uint64-ready,
+int64-bound, sign-sensitive, escaping), by what it is: known by name (torch, numpy, the builtins, a
+collective, a configured consumer), a container's or a logger's method, a function or class of this
+module, another module's function, or code ptrlint cannot see. What an attribute, a method or an
+operator does with a table is :mod:`.load_uses`'."""
 
 from __future__ import annotations
 
 import ast
 import fnmatch
 
-from ...names import (
-    COLLECTIVE_KEYWORDS,
-    COLLECTIVES,
-    SIGNED64_DTYPES,
-    UNSAFE_FUNCTIONS,
-    VIEW_ATTRIBUTES,
-    classify_string_dtype,
-)
+from ...names import COLLECTIVE_KEYWORDS, COLLECTIVES, UNSAFE_FUNCTIONS
 from ..semantic.records import FunctionNode
-from ..semantic.syntax import attr_name, dotted, positional
-from ..values.lattice import Kind
+from ..semantic.syntax import attr_name, dotted
 from .callees import inherited, inherited_external, loaded_module
 from .consumer_parts import ConsumersPart, UseSearch
 from .dtype_match import DtypeMatch
 from .uses import (
-    COPY_FUNCTIONS,
-    COPY_METHODS,
     DTYPE_MATCHING_METHODS,
-    INT64_METHODS,
     LIKE_FUNCTIONS,
     LOGGING_METHODS,
     ORDER_FUNCTIONS,
-    ORDER_METHODS,
     READBACK_FUNCTIONS,
-    READBACK_METHODS,
     READY_FUNCTIONS,
-    READY_METHODS,
     REDUCED_COPIES,
     SAME_TABLE_FUNCTIONS,
-    SAME_TABLE_METHODS,
     TENSOR_ARGUMENT_METHODS,
-    WRITE_METHODS,
     Path,
     Trail,
     Use,
     UseKind,
+    copied,
 )
 
 
 class UseClassifier(ConsumersPart):
-    """What the code around one load of a table does with it (see the module docstring)."""
+    """What a call does with a table passed to it (see the module docstring)."""
 
     def __init__(self, search: UseSearch) -> None:
         super().__init__(search)
         self.match = DtypeMatch(search)
-
-    @staticmethod
-    def copied(call: ast.Call, name: str, after: bool) -> list[Use]:
-        """A derived copy of the table (``.repeat()``, ``torch.stack``): it carries the dtype, so the
-        finding at the source lists it; reads nothing itself (its own uses are followed)."""
-        if name not in COPY_METHODS and name not in COPY_FUNCTIONS:
-            return []
-        spelled = name.rpartition(".")[2]
-        return [Use(UseKind.READY, call, f"`{spelled}` copy carries this dtype", after, metadata=True, copy=True)]
-
-    def is_index_table(self, index: ast.AST) -> bool:
-        """``table[idx]`` with an index tensor or list (a gather), not a Python int."""
-        if isinstance(index, (ast.List, ast.ListComp)):
-            return True
-        if isinstance(index, ast.Call):
-            return attr_name(index.func) in ("tensor", "as_tensor", "arange", "array", "asarray", "nonzero", "argsort")
-        if isinstance(index, (ast.Name, ast.Attribute)):
-            value = self.facts.value(index)
-            return value is not None and value.kind is Kind.SEQ
-        return False
-
-    def attribute_use(self, attribute: ast.Attribute, trail: Trail, visited: set[object]) -> list[Use]:
-        attr = attribute.attr
-        after = trail.after
-        call = self.u.parent(attribute)
-        if isinstance(call, ast.Call) and call.func is attribute:
-            return self.method_use(call, attr, trail, visited)
-        if attr in VIEW_ATTRIBUTES:
-            return self.u.context(attribute, trail.step(numpy=trail.numpy or attr == "np"), visited)
-        if attr == "dtype":
-            compare = self.u.parent(attribute)
-            if isinstance(compare, ast.Compare):
-                others = [compare.left, *compare.comparators]
-                if any(self.c.types.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
-                    return [Use(UseKind.INT64, compare, "a `.dtype` check against int64", after)]
-            return [Use(UseKind.READY, attribute, "reads the dtype", metadata=True)]
-        return [Use(UseKind.READY, attribute, f"reads `.{attr}`", metadata=True)]
-
-    def method_use(self, call: ast.Call, method: str, trail: Trail, visited: set[object]) -> list[Use]:
-        args = positional(call)
-        numpy, after = trail.numpy, trail.after
-        if method == "view" and args and (self.c.types.dtype_qname(args[0]) is not None or self.is_dtype(args[0])):
-            return [Use(UseKind.READY, call, "an explicit bit reinterpretation")]
-        if method == "numpy":
-            return self.u.context(call, trail.step(numpy=True), visited)
-        if method in READBACK_METHODS:
-            return [Use(UseKind.READBACK, call, f"`.{method}()`", after)]
-        if method in ORDER_METHODS and not numpy:
-            return [Use(UseKind.ORDER, call, f"`.{method}()`", after)]
-        if method in SAME_TABLE_METHODS or method == "view":
-            if method in ("to", "type") and args and self.is_dtype(args[0]):
-                return [Use(UseKind.READY, call, "converted to another dtype")]
-            return self.copied(call, method, after) + self.u.context(call, trail.step(), visited)
-        if method in WRITE_METHODS:
-            return [Use(UseKind.READY, call, f"`.{method}()`", write=True)]
-        if method in READY_METHODS:
-            return [Use(UseKind.READY, call, f"`.{method}()`")]
-        if method in INT64_METHODS and not numpy:
-            use = Use(UseKind.INT64, call, f"`.{method}()` (torch's uint64 has no such kernel)", after)
-            return [use, *self.u.context(call, trail.step(after=True), visited)]
-        if numpy:
-            return [Use(UseKind.READY, call, f"numpy `.{method}()`")]
-        return [Use(UseKind.INT64, call, f"`.{method}()`, which ptrlint does not know to work on uint64", after)]
-
-    def is_dtype(self, expr: ast.AST) -> bool:
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            return classify_string_dtype(expr.value) is not None  # "int64", not "cuda"
-        return any(q.startswith(("torch.", "numpy.")) for q in self.c.qualified_names(expr)) and \
-            isinstance(expr, (ast.Attribute, ast.Name)) and attr_name(expr) not in ("device",)
-
-    def arithmetic_use(self, binop: ast.BinOp, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
-        op = binop.op
-        numpy, after = trail.numpy, trail.after
-        other = binop.right if binop.left is expr else binop.left
-        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return self.u.context(binop, trail.step(), visited)
-        if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Div)) and not numpy:
-            return [Use(UseKind.ORDER, binop, "division or modulo (depends on the sign)", after)]
-        if numpy:
-            value = self.facts.value(other)
-            if isinstance(other, ast.Constant) or (value is not None and value.kind is Kind.SCALAR and value.python_int
-                                                   and not self.facts.tensors.is_signed_numpy_array(other)):
-                return self.u.context(binop, trail.step(), visited)  # uint64 op Python int stays uint64
-            use = Use(UseKind.INT64, binop, "numpy arithmetic with a signed array (uint64 + int64 is float64)", after)
-        else:
-            use = Use(UseKind.INT64, binop, "torch arithmetic (torch's uint64 has no such kernel)", after)
-        return [use, *self.u.context(binop, trail.step(after=True), visited)]
 
     def external_callers(self, function: FunctionNode, path: Path = ()) -> list[Use] | None:
         """Uses of the function's result in other modules of the project (through the index); a
@@ -184,35 +85,9 @@ class UseClassifier(ConsumersPart):
             if slot in receives:
                 return [Use(UseKind.RECEIVE, call, f"received through `{collective}` (collectives reject uint64)", after)]
             return [Use(UseKind.INT64, call, f"sent through `{collective}` (collectives reject uint64)", after)]
-        if qnames & LIKE_FUNCTIONS:
-            return self.u.like_uses(call, trail, visited)
-        if qnames & REDUCED_COPIES and not numpy:
-            return [Use(UseKind.INT64, call, f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled "
-                                             "form)", after)]
-        partner = self.match.combined_with(call, expr, qnames)
-        if partner is not None:  # `torch.cat([old, table])`, `torch.where(m, table, other)`: the dtypes must match
-            return [Use(UseKind.INT64, call, f"combined with `{partner}` by `{spelled}()`, whose dtype must match "
-                                             "(uint64 does not promote with int64)", after),
-                    *self.copied(call, spelled, after), *self.u.context(call, trail.step(), visited)]
-        if qnames & SAME_TABLE_FUNCTIONS:
-            same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
-            if any(q.startswith("numpy.") for q in qnames):
-                same_numpy = True
-            name = next(iter(sorted(qnames & SAME_TABLE_FUNCTIONS)))
-            return self.copied(call, name, after) + self.u.context(call, trail.step(numpy=same_numpy), visited)
-        if qnames & READY_FUNCTIONS:
-            return [Use(UseKind.READY, call, f"`{spelled}()`")]
-        if qnames & READBACK_FUNCTIONS:
-            return [Use(UseKind.READBACK, call, f"`{spelled}()`", after)]
-        if qnames & ORDER_FUNCTIONS and not (numpy and qnames & {"builtins.max", "builtins.min"}):
-            return [Use(UseKind.ORDER, call, f"`{spelled}()`", after)]
-        if qnames & UNSAFE_FUNCTIONS:
-            if numpy or any(q.startswith("numpy.") for q in qnames):
-                return [Use(UseKind.READY, call, f"`{spelled}()` (numpy's uint64 has it)")]
-            use = Use(UseKind.INT64, call, f"`{spelled}()` (torch's uint64 has no such kernel)", after)
-            return [use, *self.u.context(call, trail.step(after=True), visited)]
-        if any(q.startswith("ptrlint.runtime") for q in qnames):
-            return [Use(UseKind.READY, call, "`ptrlint.runtime` takes uint64")]
+        library = self.library_use(call, expr, qnames, spelled, trail, visited)
+        if library is not None:
+            return library
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and \
                 self.c.key_of(func.value) is not None and not qnames:
             return self.u.container_uses(func.value, trail, visited)
@@ -229,6 +104,43 @@ class UseClassifier(ConsumersPart):
         if class_id is not None:  # a class: the object holds the table (`from_dlpack(Wrapper(table))`)
             return self.u.held.constructor(call, expr, class_id, keyword, trail, visited)
         return self.callee_use(call, qnames, spelled, position, keyword, trail)
+
+    def library_use(self, call: ast.Call, expr: ast.AST, qnames: set[str], spelled: str, trail: Trail,
+                    visited: set[object]) -> list[Use] | None:
+        """What a function of torch, numpy, the builtins or ptrlint's runtime, known by its qualified name,
+        does with the table: a copy, a combination, a reader, an ordering, a kernel uint64 lacks; None
+        when the name is none of theirs that ptrlint knows."""
+        numpy, after = trail.numpy, trail.after
+        if qnames & LIKE_FUNCTIONS:
+            return self.u.like_uses(call, trail, visited)
+        if qnames & REDUCED_COPIES and not numpy:
+            return [Use(UseKind.INT64, call, f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled "
+                                             "form)", after)]
+        partner = self.match.combined_with(call, expr, qnames)
+        if partner is not None:  # `torch.cat([old, table])`, `torch.where(m, table, other)`: the dtypes must match
+            return [Use(UseKind.INT64, call, f"combined with `{partner}` by `{spelled}()`, whose dtype must match "
+                                             "(uint64 does not promote with int64)", after),
+                    *copied(call, spelled, after), *self.u.context(call, trail.step(), visited)]
+        if qnames & SAME_TABLE_FUNCTIONS:
+            same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
+            if any(q.startswith("numpy.") for q in qnames):
+                same_numpy = True
+            name = next(iter(sorted(qnames & SAME_TABLE_FUNCTIONS)))
+            return copied(call, name, after) + self.u.context(call, trail.step(numpy=same_numpy), visited)
+        if qnames & READY_FUNCTIONS:
+            return [Use(UseKind.READY, call, f"`{spelled}()`")]
+        if qnames & READBACK_FUNCTIONS:
+            return [Use(UseKind.READBACK, call, f"`{spelled}()`", after)]
+        if qnames & ORDER_FUNCTIONS and not (numpy and qnames & {"builtins.max", "builtins.min"}):
+            return [Use(UseKind.ORDER, call, f"`{spelled}()`", after)]
+        if qnames & UNSAFE_FUNCTIONS:
+            if numpy or any(q.startswith("numpy.") for q in qnames):
+                return [Use(UseKind.READY, call, f"`{spelled}()` (numpy's uint64 has it)")]
+            use = Use(UseKind.INT64, call, f"`{spelled}()` (torch's uint64 has no such kernel)", after)
+            return [use, *self.u.context(call, trail.step(after=True), visited)]
+        if any(q.startswith("ptrlint.runtime") for q in qnames):
+            return [Use(UseKind.READY, call, "`ptrlint.runtime` takes uint64")]
+        return None
 
     def callee_use(self, call: ast.Call, qnames: set[str], spelled: str, position: int | None, keyword: str | None,
                    trail: Trail) -> list[Use]:
@@ -252,6 +164,12 @@ class UseClassifier(ConsumersPart):
                 return self.u.carried(found, trail)
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
                                              "(unknown means int64)", after, opaque=True)]
+        return self.unseen_callee_use(call, qnames, spelled, after)
+
+    def unseen_callee_use(self, call: ast.Call, qnames: set[str], spelled: str, after: bool) -> list[Use]:
+        """A table passed to code ptrlint cannot see: outside the project, in a module loaded at run time,
+        a method of an object it cannot type, or a callable it cannot name (unknown means int64)."""
+        func = call.func
         if qnames:
             return [Use(UseKind.INT64, call, f"`{spelled}()` is code outside the project (unknown means int64)", after,
                         opaque=True)]

@@ -1,7 +1,7 @@
 """The vocabulary of consumers: how a use treats a pointer table (:class:`UseKind`), which fix
 that asks for (:func:`choose_fix`), the :class:`Trail` a follow carries from a table to a value
 that holds it, and the tables of what torch, numpy and the builtins do with a table.
-:mod:`.search` finds the uses; :mod:`.use_kinds` classifies each one."""
+:mod:`.search` finds the uses; :mod:`.load_uses` and :mod:`.use_kinds` classify each one."""
 
 from __future__ import annotations
 
@@ -233,3 +233,12 @@ READBACK_FUNCTIONS = frozenset({"builtins.int", "builtins.float", "builtins.hex"
                                  "builtins.set", "builtins.frozenset", "builtins.dict", "builtins.sum"})
 LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
+
+
+def copied(call: ast.Call, name: str, after: bool) -> list[Use]:
+    """A derived copy of the table (``.repeat()``, ``torch.stack``): it carries the dtype, so the
+    finding at the source lists it; reads nothing itself (its own uses are followed)."""
+    if name not in COPY_METHODS and name not in COPY_FUNCTIONS:
+        return []
+    spelled = name.rpartition(".")[2]
+    return [Use(UseKind.READY, call, f"`{spelled}` copy carries this dtype", after, metadata=True, copy=True)]
