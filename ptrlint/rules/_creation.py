@@ -235,7 +235,23 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
     signed = signed_text
     if creation.view_library is not None and creation.view_library != library:
         library, signed = creation.view_library, None  # viewed as what the call returns: a tensor, not an array
+    bit_preserving = _bit_preserving(ctx, creation, sites, uint64, library, signed)
+    how = f"`.view({signed or 'int64'})`" if not sites else "an unsigned numpy view for the stores"
+    title = f"Create the table unsigned and hand on its int64 bits ({how}): {why}"
+    alternatives = ((f"{verb} unsigned 64-bit dtype (unsafe: {why})", uint64),) if decider is not None and decider.unseen \
+        else ()
+    sign = ints.sign_unknown(creation, stores=bool(sites))
+    if sign is not None:
+        return Diagnostic(span, message, bit_preserving, False, f"{title} (unsafe: {sign})",
+                          evidence + consumer_evidence, alternatives)
+    return Diagnostic(span, message, bit_preserving, True, title, evidence + consumer_evidence, alternatives)
 
+
+def _bit_preserving(ctx: RuleContext, creation: Creation, sites: list[ast.Call], uint64: Callable[[], list[Intent] | None],
+                    library: str, signed: str | None) -> Callable[[], list[Intent] | None]:
+    """The bit-preserving fix's edits: the creation made unsigned (``uint64``) and viewed back as
+    ``signed`` (None: int64, spelled for ``library``); element stores through ``table.numpy()``
+    (``sites``) write through an unsigned view instead."""
     def bit_preserving() -> list[Intent] | None:
         intents: list[Intent] = []
         unsigned = spell(ctx.module, ctx.source, "torch", creation.scope, "uint64") if sites else None
@@ -260,15 +276,7 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
         start, end = ctx.source.span(creation.call)
         return [*created, Intent(start, end, "append_view", text), *intents]
 
-    how = f"`.view({signed or 'int64'})`" if not sites else "an unsigned numpy view for the stores"
-    title = f"Create the table unsigned and hand on its int64 bits ({how}): {why}"
-    alternatives = ((f"{verb} unsigned 64-bit dtype (unsafe: {why})", uint64),) if decider is not None and decider.unseen \
-        else ()
-    sign = ints.sign_unknown(creation, stores=bool(sites))
-    if sign is not None:
-        return Diagnostic(span, message, bit_preserving, False, f"{title} (unsafe: {sign})",
-                          evidence + consumer_evidence, alternatives)
-    return Diagnostic(span, message, bit_preserving, True, title, evidence + consumer_evidence, alternatives)
+    return bit_preserving
 
 
 def _where(value: Value) -> str:

@@ -91,6 +91,11 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        yield from self._wrapping_calls(ctx)
+        yield from self._typed_storage(ctx)
+
+    def _wrapping_calls(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """``c_int64(p)``, ``c_int(p)``: a pointer value wrapped in a signed (or narrow) ctypes integer."""
         for call in ctx.facts.c.ctypes_calls:
             if call.ctype not in CTYPES_SIGNED64 and call.ctype not in CTYPES_NARROW:
                 continue
@@ -110,6 +115,9 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
                 failure, severity = f"`{call.ctype}` keeps only its low bits: the address is cut silently", ERROR
             yield Diagnostic(ctx.span(call.call), message, self._intents(ctx, call.call.func, call.scope), safe,
                              "Use c_uint64", value.evidence, failure=failure, severity=severity)
+
+    def _typed_storage(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """ctypes storage of a signed (or narrow) type that receives addresses, reported at the type."""
         for slot in CtypesSlots(ctx.facts).slots():  # pointer views, arrays and struct fields typed signed
             safe = slot.ctype in CTYPES_SIGNED64
             severity, group = ERROR, None
