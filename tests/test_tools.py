@@ -3,8 +3,9 @@ runtime, and ruff's lint rules on the whole repository, each with the settings i
 (``[tool.mypy]``, ``[tool.ruff]``) and run as a module of the interpreter that runs the tests (both are
 pinned in the ``test`` extra), so a clone checks exactly what its CI checks.
 
-``ruff format`` is not adopted yet: it would rewrite 164 files and push four core classes past the size
-limits of ``tests/test_architecture.py``, which must be split first (see the issue's closing note)."""
+``ruff format`` is not adopted yet: it would rewrite 168 files. The modules, classes and functions it would
+have pushed past the size limits of ``tests/test_architecture.py`` are split, and none lands within 5% of a
+limit once formatted (the margin that test holds)."""
 
 from __future__ import annotations
 
