@@ -350,7 +350,7 @@ def _bound_parameter(module: _Module, function: FunctionNode, position: int | No
     """The parameter of ``function`` a call binds by ``position`` (past a method's ``self``) or ``keyword``."""
     args = function.args
     params = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if module.facts.c.method_kinds.get(id(function)) in ("instance", "class") and params:
+    if module.facts.model.method_kinds.get(id(function)) in ("instance", "class") and params:
         params = params[1:]
     if keyword is not None:
         return keyword if keyword in params or keyword in {a.arg for a in args.kwonlyargs} else None
@@ -358,14 +358,14 @@ def _bound_parameter(module: _Module, function: FunctionNode, position: int | No
 
 
 def _find_function(module: _Module, rest: str) -> FunctionNode | None:
-    c = module.facts.c
+    model = module.facts.model
     head, _, method = rest.partition(".")
     if method:
-        for class_id, qualname in c.class_qualnames.items():
+        for class_id, qualname in model.class_qualnames.items():
             if qualname == head:
-                return c.class_methods.get(class_id, {}).get(method)
+                return model.class_methods.get(class_id, {}).get(method)
         return None
-    return next((f for k, f in c.functions.items() if k.scope == id(c.module_scope) and k.name == head), None)
+    return next((f for k, f in model.functions.items() if k.scope == id(model.module_scope) and k.name == head), None)
 
 
 def _spelling(pattern: str, among: list[str]) -> list[str]:
@@ -384,7 +384,7 @@ def _spelling(pattern: str, among: list[str]) -> list[str]:
 
 def _imports_one_of(module: _Module, names: set[str]) -> bool:
     """Whether an analysed module's import statements (in any scope) name one of ``names``."""
-    for scope in module.facts.c.scopes.values():
+    for scope in module.facts.model.scopes.values():
         for qualified in scope.imports.values():
             if qualified in names or qualified.rpartition(".")[0] in names or \
                     any(name.startswith(qualified + ".") for name in names):

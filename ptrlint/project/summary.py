@@ -117,7 +117,7 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     """The summary of one analysed module. With ``names`` (what the modules that import this one
     use of it), only those functions, classes and module names are evaluated; writes into other
     modules' classes are always recorded."""
-    c = facts.c
+    model = facts.model
     out = ModuleSummary(module, path)
     wanted: Callable[[str], bool] = ((lambda name: True) if names is None
                                      else (lambda name: name.partition(".")[0] in names))
@@ -128,50 +128,50 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
             return None
         return ValueSummary.of(value, path, source)
 
-    module_scope = id(c.module_scope)
+    module_scope = id(model.module_scope)
     class_id: int | str  # a class of this module, then an attribute's owner (a qualified name: another module's)
     value: ValueSummary | ast.expr | None  # a summary, then a patch's replacement
-    for function_key, function in c.functions.items():
+    for function_key, function in model.functions.items():
         if function_key.scope == module_scope and wanted(function_key.name):
             _summarise_function(facts, function, function_key.name, out, keep)
-    for class_id in c.class_nodes:
-        qualname = c.class_qualnames.get(class_id)
+    for class_id in model.class_nodes:
+        qualname = model.class_qualnames.get(class_id)
         if qualname is None:
             continue
-        out.classes[qualname] = c.types.class_fields(class_id)
+        out.classes[qualname] = model.types.class_fields(class_id)
         if wanted(qualname):
-            for name, method in c.class_methods.get(class_id, {}).items():
+            for name, method in model.class_methods.get(class_id, {}).items():
                 _summarise_function(facts, method, f"{qualname}.{name}", out, keep)
-    attribute_keys = {k for k in c.uf.parent if isinstance(k, MemberKey)}  # every attribute the module binds, writes or aliases
+    attribute_keys = {k for k in model.alias_classes.parent if isinstance(k, MemberKey)}  # every attribute the module binds, writes or aliases
     for member in sorted(attribute_keys, key=repr):
         class_id, attr = member.owner, member.attr
         if isinstance(class_id, str):  # an attribute of a class from another module, written here
             value = keep(facts.class_value(facts.root(member), writes_only=True))
             if value is not None:
                 out.external_writes[f"{class_id}.{attr}"] = value
-        elif class_id in c.class_qualnames and wanted(c.class_qualnames[class_id]):
+        elif class_id in model.class_qualnames and wanted(model.class_qualnames[class_id]):
             value = keep(facts.class_value(facts.root(member)))
             if value is not None:
-                out.attributes[f"{c.class_qualnames[class_id]}.{attr}"] = value
-    for key in c.bindings:
+                out.attributes[f"{model.class_qualnames[class_id]}.{attr}"] = value
+    for key in model.bindings:
         if isinstance(key, NameKey) and key.scope == module_scope and key.name not in out.classes and wanted(key.name):
             value = keep(facts.class_value(facts.root(key)))
             if value is not None:
                 out.names[key.name] = value
-    for creation in c.creations:  # pointer tables asked of another module's dtype-substituting factory
+    for creation in model.creations:  # pointer tables asked of another module's dtype-substituting factory
         if creation.factory is not None and creation.substitutes and asks_unsigned(facts, creation):
             held = facts.pointer_holding(creation)
             value = keep(held.with_evidence(creation.call, f"asks `{creation.factory.rpartition('.')[2]}` for an "
                                                            "unsigned table that holds addresses") if held else None)
             if value is not None:
                 out.external_writes[f"{creation.factory}.{REQUEST}"] = value
-    for target, value in c.patches:  # `torch.empty = _empty`: every module's `torch.empty(...)` calls it
-        if isinstance(value, ast.Name) and NameKey(module_scope, value.id) in c.functions and \
+    for target, value in model.patches:  # `torch.empty = _empty`: every module's `torch.empty(...)` calls it
+        if isinstance(value, ast.Name) and NameKey(module_scope, value.id) in model.functions and \
                 target.attr in CREATION_LAST_NAMES:
-            for patched in sorted(c.qualified_names(target)):
+            for patched in sorted(model.qualified_names(target)):
                 out.patches[patched] = f"{module}.{value.id}"
-    out.exports = dict(c.module_scope.imports)
-    out.imports = sorted({q.rpartition(".")[0] if q.count(".") else q for q in c.module_scope.imports.values()})
+    out.exports = dict(model.module_scope.imports)
+    out.imports = sorted({q.rpartition(".")[0] if q.count(".") else q for q in model.module_scope.imports.values()})
     return out
 
 
@@ -189,6 +189,6 @@ def _summarise_function(facts: ModuleFacts, function: FunctionNode, qualname: st
     if writes:
         out.param_writes[qualname] = writes
         positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if facts.c.method_kinds.get(id(function)) in ("instance", "class"):
+        if facts.model.method_kinds.get(id(function)) in ("instance", "class"):
             positional = positional[1:]
         out.signatures[qualname] = positional + [a.arg for a in args.kwonlyargs]

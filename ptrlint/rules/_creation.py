@@ -62,7 +62,7 @@ def classify_expression(ctx: RuleContext, dtype: ast.expr | None, creation_libra
         cls = classify_string_dtype(text)
         return DtypeInfo(cls, creation_library or "numpy", f"str:{text}") if cls else None
     if isinstance(dtype, (ast.Name, ast.Attribute)):
-        for qname in sorted(ctx.facts.c.qualified_names(dtype)):
+        for qname in sorted(ctx.facts.model.qualified_names(dtype)):
             if qname.startswith("builtins."):
                 cls = classify_builtin_dtype(qname.rpartition(".")[2])
                 if cls is not None and creation_library is not None:
@@ -80,7 +80,7 @@ def classify_expression(ctx: RuleContext, dtype: ast.expr | None, creation_libra
 def pointer_creations(ctx: RuleContext) -> Iterator[tuple[Creation, Value]]:
     """Creations holding addresses by value or flow (RAW) or by name only (NAMED); not inside
     ``pytest.raises`` blocks, where a signed table is the point of the test."""
-    for creation in ctx.facts.c.creations:
+    for creation in ctx.facts.model.creations:
         if creation.in_raises:
             continue
         evidence = ctx.facts.pointer_holding(creation)
@@ -95,17 +95,17 @@ def table_dtypes(ctx: RuleContext, expr: ast.AST) -> list[DtypeInfo | None]:
     while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "astype") \
                 and node.args:
-            qname = ctx.facts.c.types.dtype_qname(node.args[0])
+            qname = ctx.facts.model.types.dtype_qname(node.args[0])
             classified = classify_qualified_dtype(qname) if qname else None
             return [DtypeInfo(classified[0], classified[1], qname)] if classified and qname else [None]
         node = node.func if isinstance(node, ast.Call) else node.value
     facts = ctx.facts
-    key = facts.c.alias_key(expr)  # type: ignore[arg-type]
+    key = facts.model.alias_key(expr)  # type: ignore[arg-type]
     if key is None:
         return []
     root = facts.root(key)
     keys = [*facts.stored.get(root, []), *([key] if isinstance(key, CreationKey) else [])]
-    return [classify_dtype(ctx, facts.c.creation_by_id[k.call]) for k in keys if k.call in facts.c.creation_by_id]
+    return [classify_dtype(ctx, facts.model.creation_by_id[k.call]) for k in keys if k.call in facts.model.creation_by_id]
 
 
 def with_harm(diagnostic: Diagnostic, harm: Harm) -> Diagnostic:
@@ -118,9 +118,9 @@ def object_group(ctx: RuleContext, creation: Creation, diagnostic: Diagnostic) -
     """A note about a table kept in an attribute of a module class is grouped with the other notes about
     that class's tables: a user reviews an object, not each of its fields (the engine merges a group
     into one note once suppressed findings are left out)."""
-    key = ctx.facts.c.key_of(creation.target_node) if creation.target_node is not None else None
+    key = ctx.facts.model.key_of(creation.target_node) if creation.target_node is not None else None
     if diagnostic.severity == NOTE and isinstance(key, MemberKey) and isinstance(key.owner, int):
-        diagnostic.group = (key.owner, ctx.facts.c.class_nodes[key.owner].name, creation.target_name or "?",
+        diagnostic.group = (key.owner, ctx.facts.model.class_nodes[key.owner].name, creation.target_name or "?",
                             creation.call)
     return diagnostic
 
@@ -301,7 +301,7 @@ def _callee_prefix(ctx: RuleContext, creation: Creation) -> str | None:
     func = creation.call.func
     library = creation.library or "torch"
     if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
-        if library in {q.rpartition('.')[0] for q in ctx.facts.c.qualified_names(func)}:
+        if library in {q.rpartition('.')[0] for q in ctx.facts.model.qualified_names(func)}:
             return ctx.code(func.value)
     return None
 

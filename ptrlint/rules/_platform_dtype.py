@@ -75,11 +75,11 @@ def _resolve(ctx: RuleContext, expr: ast.expr | None, depth: int = 0) -> ast.IfE
         return expr
     if depth > 3 or not isinstance(expr, ast.Name):
         return None
-    c = ctx.facts.c
-    key = c.key_of(expr)
-    bindings = c.bindings.get(key, []) if key is not None else []
-    if not bindings and c.scope_of(expr).resolve(expr.id) is c.module_scope:
-        bound = c.module_constants.get(expr.id)
+    model = ctx.facts.model
+    key = model.key_of(expr)
+    bindings = model.bindings.get(key, []) if key is not None else []
+    if not bindings and model.scope_of(expr).resolve(expr.id) is model.module_scope:
+        bound = model.module_constants.get(expr.id)
         return _resolve(ctx, bound, depth + 1) if bound is not None else None
     exprs = [b.expr for b in bindings if b.how == "expr"]
     if len(exprs) != 1 or (isinstance(key, NameKey) and len(bindings) != 1):

@@ -58,10 +58,10 @@ class RuleContext:
     def consumers(self) -> Consumers:
         """Where each buffer goes (computed on the first question, once per module)."""
         if self._consumers is None:
-            c = self.facts.c
+            model = self.facts.model
             options = self.facts.options
             self._consumers = Consumers(self.module, self.facts, options.int64_consumers, options.uint64_consumers,
-                                        self.facts.view, c.context.module)
+                                        self.facts.view, model.context.module)
         return self._consumers
 
     def release(self) -> None:

@@ -96,7 +96,7 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
 
     def _wrapping_calls(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """``c_int64(p)``, ``c_int(p)``: a pointer value wrapped in a signed (or narrow) ctypes integer."""
-        for call in ctx.facts.c.ctypes_calls:
+        for call in ctx.facts.model.ctypes_calls:
             if call.ctype not in CTYPES_SIGNED64 and call.ctype not in CTYPES_NARROW:
                 continue
             if call.in_raises or (call.valued and call.ctype in CTYPES_SIGNED64):
@@ -136,7 +136,7 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
                                "the address is >= 2**63")
                     severity = NOTE
                     if slot.owner is not None:  # one note per Structure class, not one per field
-                        group = (("ctypes", slot.owner), ctx.facts.c.class_nodes[slot.owner].name,
+                        group = (("ctypes", slot.owner), ctx.facts.model.class_nodes[slot.owner].name,
                                  slot.field or "?", slot.type_node)
             else:
                 failure = f"`{slot.ctype}` keeps only its low bits: the address is cut silently"

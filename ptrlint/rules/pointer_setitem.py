@@ -95,7 +95,7 @@ as a module (`import torch` or `import torch as th`).
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         fixed_everywhere = SETITEM_FIXED_IN is not None and ctx.config.torch_version_tuple >= SETITEM_FIXED_IN
-        for write in ctx.facts.c.scalar_writes:
+        for write in ctx.facts.model.scalar_writes:
             if write.in_raises:
                 continue
             value = ctx.facts.value(write.value)
@@ -143,8 +143,8 @@ def _store_fix(ctx: RuleContext, write: ScalarWrite) -> Callable[[], list[Intent
         alias = module_alias(ctx.module, "torch")
         if alias is None or write.value.__class__ is ast.Starred:
             return None
-        scope = ctx.facts.c.scope_of(write.tensor)
-        if scope.resolve(alias.partition(".")[0]) is not ctx.facts.c.module_scope:
+        scope = ctx.facts.model.scope_of(write.tensor)
+        if scope.resolve(alias.partition(".")[0]) is not ctx.facts.model.module_scope:
             return None  # the alias is shadowed where the store is
         start, end = ctx.source.span(write.value)
         return [Intent(start, end, "wrap_uint64_tensor", alias)]
@@ -155,9 +155,9 @@ def _store_fix(ctx: RuleContext, write: ScalarWrite) -> Callable[[], list[Intent
 def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
     """Safe when every creation stored in the written tensor is int64 or uint64 (the copy keeps the bits)."""
     facts = ctx.facts
-    key = facts.c.alias_key(write.tensor)
+    key = facts.model.alias_key(write.tensor)
     root = facts.root(key) if key is not None else None
-    creations = [facts.c.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.c.creation_by_id] \
+    creations = [facts.model.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.model.creation_by_id] \
         if root is not None else []
     widths = [classify_dtype(ctx, c) for c in creations]
     title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"

@@ -101,12 +101,12 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         facts = ctx.facts
-        if not facts.c.imports_numpy:
+        if not facts.model.imports_numpy:
             return
         reported: set[int] = set()
-        parents = {id(child): node for node in facts.c.binops for child in (node.left, node.right)
+        parents = {id(child): node for node in facts.model.binops for child in (node.left, node.right)
                    if isinstance(child, ast.BinOp)}
-        for node in reversed(facts.c.binops):  # inner expressions first: report each combination once
+        for node in reversed(facts.model.binops):  # inner expressions first: report each combination once
             if id(node) in reported:
                 continue
             for pointer, other in ((node.left, node.right), (node.right, node.left)):
@@ -140,7 +140,7 @@ def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: li
                 evidence: Evidence) -> Diagnostic:
     """The finding, with its fix: every operand in uint64, where the result only goes into buffers."""
     facts = ctx.facts
-    scope = facts.c.scope_of(node)
+    scope = facts.model.scope_of(node)
     spelled = spell(ctx.module, ctx.source, "numpy", scope, "uint64")
     leaves: list[tuple[ast.expr, str]] = []
     blocker: str | None = None
@@ -167,7 +167,7 @@ def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: li
             if how == "astype":
                 out.append(Intent(*ctx.source.span(leaf), "append_astype", text))
             elif how == "dtype":
-                qname = facts.c.types.dtype_qname(leaf) or "numpy.int64"
+                qname = facts.model.types.dtype_qname(leaf) or "numpy.int64"
                 out.extend(replace_dtype(ctx.module, ctx.source, leaf, "numpy", scope, qname) or [])
         return out
 

@@ -78,7 +78,7 @@ each one; applied only with `--unsafe-fixes`.
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        for cast in ctx.facts.c.casts:
+        for cast in ctx.facts.model.casts:
             if cast.in_raises:
                 continue  # `with pytest.raises(...)`: converting to signed is what the test checks
             value = ctx.facts.kind(cast.operand)

@@ -215,11 +215,11 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
         name = found.function.name
         message = (f"`{name}` substitutes signed `{ctx.code(dtype)}` for the unsigned dtype its callers ask for, so the "
                    "pointer tables it makes overflow or turn negative for addresses >= 2**63; keep the unsigned dtype")
-        qname = ctx.facts.c.types.dtype_qname(dtype) or "torch.int64"
+        qname = ctx.facts.model.types.dtype_qname(dtype) or "torch.int64"
         library = "numpy" if qname.startswith("numpy.") else "torch"
 
         def intents() -> list[Intent] | None:
-            return replace_dtype(ctx.module, ctx.source, dtype, library, ctx.facts.c.scope_of(dtype), qname)
+            return replace_dtype(ctx.module, ctx.source, dtype, library, ctx.facts.model.scope_of(dtype), qname)
 
         title = "Keep the unsigned dtype the callers ask for (unsafe: every caller's table becomes uint64)"
         return Diagnostic(ctx.span(dtype), message, intents, False, title, found.evidence)

@@ -106,7 +106,7 @@ argument through it: safe, the op gets the same 64 bits; otherwise there is no a
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         schemas = op_schemas(ctx)
-        for call in ctx.facts.c.calls:
+        for call in ctx.facts.model.calls:
             for sink in sinks(ctx, call, schemas):
                 value = ctx.facts.value(sink.arg)
                 if not _reaches(value, sink):
@@ -179,7 +179,7 @@ def _source(value: Value) -> str:
 # ----- the sinks of one call -------------------------------------------------------------------------
 def sinks(ctx: RuleContext, call: ast.Call, schemas: dict[str, dict[str, object]]) -> Iterator[Sink]:
     func = call.func
-    qnames = ctx.facts.c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+    qnames = ctx.facts.model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
     if "array.array" in qnames and len(call.args) >= 2:
         yield from _array_sink(call)
     elif qnames & {"struct.pack", "struct.pack_into"}:
@@ -187,7 +187,7 @@ def sinks(ctx: RuleContext, call: ast.Call, schemas: dict[str, dict[str, object]
         fmt = call.args[0] if call.args else None
         yield from _struct_sinks(call, fmt, call.args[skip:])
     elif isinstance(func, ast.Attribute) and func.attr in ("pack", "pack_into") and isinstance(func.value, ast.Call) \
-            and "struct.Struct" in ctx.facts.c.qualified_names(func.value.func) and func.value.args:
+            and "struct.Struct" in ctx.facts.model.qualified_names(func.value.func) and func.value.args:
         skip = 2 if func.attr == "pack_into" else 0
         yield from _struct_sinks(call, func.value.args[0], call.args[skip:])
     elif any(q == "tvm_ffi.Shape" or q.endswith(".tvm_ffi.Shape") for q in qnames) and call.args:
@@ -245,7 +245,7 @@ def _op_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[
     if op is not None:
         declared = schemas.get(op.rpartition(".")[2])
     else:
-        target = ctx.facts.c.types.function_called(call.func)
+        target = ctx.facts.model.types.function_called(call.func)
         functions = cast("dict[int, dict[str, object]]", schemas.get("__functions__", {}))
         if target is None or id(target) not in functions:
             return
@@ -290,8 +290,8 @@ def op_schemas(ctx: RuleContext) -> dict[str, dict[str, object]]:
     ``"__functions__"``: {id of a ``torch.library.custom_op`` function: the same, from its annotations}."""
     out: dict[str, dict[str, object]] = {}
     functions: dict[int, dict[str, object]] = {}
-    c = ctx.facts.c
-    for call in c.calls:
+    model = ctx.facts.model
+    for call in model.calls:
         strings = [a.value for a in call.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         for i, text in enumerate(strings):
             if "->" not in text:
@@ -301,11 +301,11 @@ def op_schemas(ctx: RuleContext) -> dict[str, dict[str, object]]:
             parsed = _parse_schema(text)
             if parsed is not None:
                 out[parsed[0]] = parsed[1]
-    for function in [*c.functions.values(), *(m for ms in c.class_methods.values() for m in ms.values())]:
+    for function in [*model.functions.values(), *(m for ms in model.class_methods.values() for m in ms.values())]:
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if isinstance(target, (ast.Name, ast.Attribute)) and \
-                    c.qualified_names(target) & {"torch.library.custom_op", "torch._library.custom_ops.custom_op"}:
+                    model.qualified_names(target) & {"torch.library.custom_op", "torch._library.custom_ops.custom_op"}:
                 params = [a for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
                 declared: dict[str, object] = {"__order__": [a.arg for a in params]}
                 for a in params:

@@ -83,7 +83,7 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        for write in ctx.facts.c.scalar_writes:
+        for write in ctx.facts.model.scalar_writes:
             if write.in_raises:
                 continue
             value = ctx.facts.value(write.value)
@@ -101,7 +101,7 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
             if torch and alias is None:
                 continue  # no way to spell a store that works on every release
             yield self._diagnostic(ctx, write.value, value, "stored into an unsigned 64-bit table", effect, alias)
-        for creation in ctx.facts.c.creations:
+        for creation in ctx.facts.model.creations:
             info = classify_dtype(ctx, creation)
             if info is None or info.cls is not DtypeClass.UNSIGNED64 or creation.in_raises:
                 continue
@@ -111,9 +111,9 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
                               if creation.library == "torch" else "numpy raises `OverflowError` for a negative value")
                     yield self._diagnostic(ctx, leaf, ctx.facts.value(leaf), "in the data of an unsigned 64-bit "
                                            "creation", effect)
-        for call in ctx.facts.c.calls:
+        for call in ctx.facts.model.calls:
             func = call.func
-            if isinstance(func, (ast.Name, ast.Attribute)) and "numpy.uint64" in ctx.facts.c.qualified_names(func) \
+            if isinstance(func, (ast.Name, ast.Attribute)) and "numpy.uint64" in ctx.facts.model.qualified_names(func) \
                     and call.args and _wrapped_int(ctx.facts.value(call.args[0])):
                 yield self._diagnostic(ctx, call.args[0], ctx.facts.value(call.args[0]), "converted by `np.uint64`",
                                        "numpy raises `OverflowError` for a negative value")

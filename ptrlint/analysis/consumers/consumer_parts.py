@@ -143,10 +143,10 @@ class UseSearch(Protocol):
 
 class ConsumersPart:
     """A part of one module's consumer search: the same facts, view and configured consumers, and the
-    search (``self.u``) for what the other parts answer."""
+    search (``self.search``) for what the other parts answer."""
 
     def __init__(self, search: UseSearch) -> None:
-        self.u = search
-        self.facts, self.c, self.view, self.module = search.facts, search.facts.c, search.view, search.module
+        self.search = search
+        self.facts, self.model, self.view, self.module = search.facts, search.facts.model, search.view, search.module
         self.module_name, self.path = search.module_name, search.path
         self.int64_consumers, self.uint64_consumers = search.int64_consumers, search.uint64_consumers

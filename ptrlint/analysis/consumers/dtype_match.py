@@ -37,7 +37,7 @@ class DtypeMatch(ConsumersPart):
         list it is torch's ``index_put``, which requires the two dtypes to match, so the table keeps its
         dtype unless ``dest`` is known to be uint64."""
         if self._python_container(target.value):
-            return self.u.container_uses(target.value, trail, visited)
+            return self.search.container_uses(target.value, trail, visited)
         if trail.numpy or is_slice_subscript(target) or isinstance(target.slice, ast.Constant):
             return [Use(UseKind.READY, node, "copied into another buffer")]
         if self.facts.tensors.is_signed_numpy_array(target.value) or self._unsigned(target.value):
@@ -57,7 +57,7 @@ class DtypeMatch(ConsumersPart):
         operand (a constant, or the same table again, is no partner)."""
         if not qnames & COMBINING_FUNCTIONS:
             return None
-        mine = self.c.alias_key(expr) if isinstance(expr, ast.expr) else None
+        mine = self.model.alias_key(expr) if isinstance(expr, ast.expr) else None
         root = self.facts.root(mine) if mine is not None else None
         if "torch.where" in qnames:
             others = [a for a in call.args[1:3] if a is not expr]
@@ -69,7 +69,7 @@ class DtypeMatch(ConsumersPart):
         for other in others:
             if isinstance(other, ast.Constant):
                 continue
-            key = self.c.alias_key(other)
+            key = self.model.alias_key(other)
             if key is not None and root is not None and self.facts.root(key) == root:
                 continue
             return _short(other)
@@ -77,23 +77,23 @@ class DtypeMatch(ConsumersPart):
 
     def _unsigned(self, dest: ast.expr) -> bool:
         """``dest`` is a buffer this module creates with a uint64 dtype."""
-        key = self.c.alias_key(dest)
+        key = self.model.alias_key(dest)
         if key is None:
             return False
         root = self.facts.root(key)
-        creations = [self.c.creation_by_id[k.call] for k in self.facts.stored.get(root, [])
-                     if k.call in self.c.creation_by_id]
-        return bool(creations) and all(c.dtype is not None and self.c.types.dtype_qname(c.dtype) in _UNSIGNED
+        creations = [self.model.creation_by_id[k.call] for k in self.facts.stored.get(root, [])
+                     if k.call in self.model.creation_by_id]
+        return bool(creations) and all(c.dtype is not None and self.model.types.dtype_qname(c.dtype) in _UNSIGNED
                                        for c in creations)
 
     def _python_container(self, dest: ast.expr) -> bool:
         """``dest`` is bound only to Python dicts or lists (a literal, a comprehension, ``dict()``)."""
-        key = self.c.key_of(dest)
-        bindings = self.c.bindings.get(key, []) if key is not None else []
+        key = self.model.key_of(dest)
+        bindings = self.model.bindings.get(key, []) if key is not None else []
         return bool(bindings) and all(b.how == "expr" and self._container_expr(b.expr) for b in bindings)
 
     def _container_expr(self, expr: ast.expr) -> bool:
         if isinstance(expr, (ast.Dict, ast.List, ast.DictComp, ast.ListComp)):
             return True
         return isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and bool(
-            self.c.qualified_names(expr.func) & CONTAINER_CONSTRUCTORS)
+            self.model.qualified_names(expr.func) & CONTAINER_CONSTRUCTORS)

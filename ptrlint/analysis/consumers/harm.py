@@ -49,10 +49,10 @@ class HarmModel(ConsumersPart):
 
     def signed_table(self, creation: Creation) -> Harm | None:
         """How a signed 64-bit table of addresses (explicit or inferred int64) fails, or None."""
-        entry = self.u.ints.python_int_entry(creation)
+        entry = self.search.ints.python_int_entry(creation)
         if entry is not None:
             return Harm(self.entry_failure(creation, entry), ERROR, entry.node)
-        uses = self.u.of_creation(creation)
+        uses = self.search.of_creation(creation)
         read = next((u for u in uses if u.kind in (UseKind.READBACK, UseKind.ORDER)), None)
         if read is not None:
             what = "ordered" if read.kind is UseKind.ORDER else "read back as Python numbers"
@@ -71,14 +71,14 @@ class HarmModel(ConsumersPart):
         """Where the value of a signed ctypes slot that received an address is read back as a Python
         int (``args.src``, ``view[i]``), or None: ctypes wraps silently and keeps the bits, so a slot that
         only travels as bytes (a kernel's argument block) fails nowhere."""
-        self.u.build_index()
+        self.search.build_index()
         if field is not None:
-            return next(iter(self.u.attribute_loads.get(field, [])), None)
-        key = self.c.key_of(container) if isinstance(container, (ast.Name, ast.Attribute)) else None
+            return next(iter(self.search.attribute_loads.get(field, [])), None)
+        key = self.model.key_of(container) if isinstance(container, (ast.Name, ast.Attribute)) else None
         if key is None:
             return None
-        for node in self.u.loads.get(self.facts.root(key), []):
-            parent = self.u.parent(node)
+        for node in self.search.loads.get(self.facts.root(key), []):
+            parent = self.search.parent(node)
             if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
                 return parent
         return None
@@ -87,21 +87,21 @@ class HarmModel(ConsumersPart):
         """Where a signed ctypes storage object that received addresses leaves for code ptrlint cannot see
         (returned, kept in an attribute), or None: passed on only as bytes (``byref``, a kernel's argument
         block, memory someone else owns), its bits are the address's."""
-        c = self.c
+        model = self.model
         key: Key | None
         if owner is not None:
             def instance(expr: ast.AST) -> bool:
                 if isinstance(expr, ast.Call):
-                    return c.types.class_of_name(expr.func) == owner
-                key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+                    return model.types.class_of_name(expr.func) == owner
+                key = model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
                 return key is not None and any(b.how == "expr" and isinstance(b.expr, ast.Call) and
-                                               c.types.class_of_name(b.expr.func) == owner
-                                               for b in c.bindings.get(key, []))
-            for returned in c.returns.values():
+                                               model.types.class_of_name(b.expr.func) == owner
+                                               for b in model.bindings.get(key, []))
+            for returned in model.returns.values():
                 found: ast.AST | None = next((r for r in returned if instance(r)), None)
                 if found is not None:
                     return found
-            for key, bindings in c.bindings.items():
+            for key, bindings in model.bindings.items():
                 if isinstance(key, MemberKey):
                     found = next((b.node for b in bindings if b.how == "expr" and instance(b.expr)), None)
                     if found is not None:
@@ -109,12 +109,12 @@ class HarmModel(ConsumersPart):
             return None
         if container is None:
             return None
-        self.u.build_index()
-        if isinstance(self.u.parent(container), ast.Return):
+        self.search.build_index()
+        if isinstance(self.search.parent(container), ast.Return):
             return container
-        key = c.key_of(container) if isinstance(container, (ast.Name, ast.Attribute)) else None
-        for node in self.u.loads.get(self.facts.root(key), []) if key is not None else []:
-            if isinstance(self.u.parent(node), ast.Return):
+        key = model.key_of(container) if isinstance(container, (ast.Name, ast.Attribute)) else None
+        for node in self.search.loads.get(self.facts.root(key), []) if key is not None else []:
+            if isinstance(self.search.parent(node), ast.Return):
                 return node
         return None
 

@@ -41,8 +41,8 @@ class HeldUses(ConsumersPart):
         self.match = DtypeMatch(search)
 
     def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
-        u = self.u
-        parent = u.parent(expr)
+        search = self.search
+        parent = search.parent(expr)
         if parent is None:
             return []
         kind, value = trail.path[0]
@@ -57,10 +57,10 @@ class HeldUses(ConsumersPart):
                 return []
             return self.argument(parent, expr, trail, visited)  # type: ignore[arg-type]
         if cls is ast.keyword:
-            call = u.parent(parent)
+            call = search.parent(parent)
             return self.argument(call, expr, trail, visited, parent.arg) if isinstance(call, ast.Call) else []  # type: ignore[attr-defined]
         if cls is ast.Return:
-            return u.readers.returned(parent, trail, visited)  # type: ignore[arg-type]
+            return search.readers.returned(parent, trail, visited)  # type: ignore[arg-type]
         if cls in (ast.Assign, ast.AnnAssign, ast.NamedExpr):
             if getattr(parent, "value", None) is not expr:
                 return []
@@ -73,13 +73,13 @@ class HeldUses(ConsumersPart):
             return [Use(UseKind.ESCAPE, parent, "an object holding it is iterated over", after)]
         if cls in (ast.List, ast.Tuple):
             position = next(i for i, e in enumerate(parent.elts) if e is expr)  # type: ignore[attr-defined]
-            return u.context(parent, trail.into(("index", position)), visited)
+            return search.context(parent, trail.into(("index", position)), visited)
         if cls in (ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp):
-            return u.context(parent, trail.into(("item", None)), visited)
+            return search.context(parent, trail.into(("item", None)), visited)
         if cls is ast.Dict:
             return self.dict_value(parent, expr, trail, visited)  # type: ignore[arg-type]
         if cls is ast.IfExp:
-            return u.context(parent, trail.step(), visited) if parent.test is not expr else []  # type: ignore[attr-defined]
+            return search.context(parent, trail.step(), visited) if parent.test is not expr else []  # type: ignore[attr-defined]
         if cls in (ast.Starred, ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda):
             return [] if kind == "field" else [Use(UseKind.ESCAPE, parent, "a container holding it is yielded, "
                                                                           "unpacked or captured", after)]
@@ -94,30 +94,30 @@ class HeldUses(ConsumersPart):
             return [Use(UseKind.ESCAPE, node, "an object holding it is indexed", trail.after)] if value == "*" else []
         index = _constant(node.slice)
         if isinstance(node.slice, ast.Slice):
-            return self.u.context(node, trail.step(path=(("item", None), *trail.path[1:])), visited)
+            return self.search.context(node, trail.step(path=(("item", None), *trail.path[1:])), visited)
         if kind in ("index", "key") and index is not ... and index != value and \
                 not (kind == "index" and isinstance(index, int) and index < 0):  # `pair[-1]` may be it
             return []  # another item
-        return self.u.context(node, trail.out(), visited)
+        return self.search.context(node, trail.out(), visited)
 
     def attribute(self, node: ast.Attribute, trail: Trail, visited: set[object]) -> list[Use]:
         kind, value = trail.path[0]
-        u = self.u
+        search = self.search
         if kind == "field":
             if node.attr == value:
-                return u.context(node, trail.out(), visited)
+                return search.context(node, trail.out(), visited)
             return []  # another attribute, or a method of its class (whose reads of the field are readers already)
-        call = u.parent(node)
+        call = search.parent(node)
         method = node.attr
         if not (isinstance(call, ast.Call) and call.func is node):
             return []
         if method in ("get", "pop", "setdefault") and kind in ("key", "item") and call.args:
             key = _constant(call.args[0])  # an item of unknown key (`d[k] = table`) may be any
-            return u.context(call, trail.out(), visited) if kind == "item" or key is ... or key == value else []
+            return search.context(call, trail.out(), visited) if kind == "item" or key is ... or key == value else []
         if method == "copy":
-            return u.context(call, trail.step(), visited)
+            return search.context(call, trail.step(), visited)
         if method in ("values", "items") and kind == "key":
-            return u.context(call, trail.step(path=(("item", None), *trail.path[1:])), visited) \
+            return search.context(call, trail.step(path=(("item", None), *trail.path[1:])), visited) \
                 if method == "values" else [Use(UseKind.ESCAPE, call, "a dict holding it is iterated over", trail.after)]
         if method in _CONTAINER_READY:
             return []
@@ -132,17 +132,17 @@ class HeldUses(ConsumersPart):
 
     def bound(self, target: ast.AST, node: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
         """The value ``trail`` describes bound to ``target`` (a name, or a tuple of targets)."""
-        u = self.u
+        search = self.search
         if not trail.path:
             if isinstance(target, (ast.Name, ast.Attribute)):
-                return u.follow_target(target, trail, visited)
+                return search.follow_target(target, trail, visited)
             if isinstance(target, ast.Subscript):
                 return self.match.stored_into(target, node, trail, visited)
             if isinstance(target, (ast.Tuple, ast.List)):
                 return [Use(UseKind.READBACK, node, "unpacked into Python values", trail.after)]
             return []
         if isinstance(target, (ast.Name, ast.Attribute)):
-            return u.follow_target(target, trail, visited)
+            return search.follow_target(target, trail, visited)
         if isinstance(target, ast.Subscript):
             return []  # the container stored into another container's item: followed no further
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -163,14 +163,14 @@ class HeldUses(ConsumersPart):
     def argument(self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object],
                  keyword: str | None = None) -> list[Use]:
         """A call given the container: code of the project follows it; code ptrlint cannot see may read it."""
-        u, c = self.u, self.c
+        search, model = self.search, self.model
         kind = trail.path[0][0]
         func = call.func
-        qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        qnames = model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
         spelled = next(iter(sorted(qnames)), attr_name(func) or "a call")
         if qnames & READY_FUNCTIONS:
             return []
-        loop = u.parent(call)
+        loop = search.parent(call)
         if qnames & {"builtins.enumerate", "builtins.zip"} and kind in ("index", "item") and \
                 isinstance(loop, LOOPS) and loop.iter is call and isinstance(loop.target, (ast.Tuple, ast.List)):
             # `for i, t in enumerate(tables)`, `for s, d in zip(srcs, dsts)`: the loop binds the items
@@ -178,7 +178,7 @@ class HeldUses(ConsumersPart):
             targets = loop.target.elts
             return self.bound(targets[slot], loop, trail.out(), visited) if slot < len(targets) else []
         if qnames & _COPIES:
-            return u.context(call, trail.step(path=(("item", None), *trail.path[1:])) if kind == "index" else trail.step(),
+            return search.context(call, trail.step(path=(("item", None), *trail.path[1:])) if kind == "index" else trail.step(),
                              visited)
         if kind in ("index", "item") and any(q.startswith(("torch.", "numpy.")) for q in qnames):
             # `torch.stack(tables)`, `dist.all_gather(tables, mine)`: torch and numpy take a sequence of
@@ -187,23 +187,23 @@ class HeldUses(ConsumersPart):
             step = trail.path[0][1]
             if qnames & COMBINING_FUNCTIONS and isinstance(expr, (ast.List, ast.Tuple)) and isinstance(step, int) \
                     and 0 <= step < len(expr.elts):
-                return u.kinds.argument_use(call, expr.elts[step], trail.out(), visited, keyword)
-            return u.kinds.argument_use(call, expr, trail.out(), visited, keyword)
+                return search.kinds.argument_use(call, expr.elts[step], trail.out(), visited, keyword)
+            return search.kinds.argument_use(call, expr, trail.out(), visited, keyword)
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and not qnames:
-            return u.container_uses(func.value, trail, visited)
-        target = c.types.function_called(func)
+            return search.container_uses(func.value, trail, visited)
+        target = model.types.function_called(func)
         if target is not None:
-            return u.call_parameter_uses(target, call, expr, trail, visited)
-        class_id = c.types.class_of_name(func)
+            return search.call_parameter_uses(target, call, expr, trail, visited)
+        class_id = model.types.class_of_name(func)
         if class_id is not None:
             return self.constructor(call, expr, class_id, keyword, trail, visited)
-        external = c.types.external_callee(func) if self.view is not None else None
-        project = external is not None and u.kinds.is_project(external)
+        external = model.types.external_callee(func) if self.view is not None else None
+        project = external is not None and search.kinds.is_project(external)
         if external is not None and self.view is not None and project:
             position = next((i for i, a in enumerate(call.args) if a is expr), None)
             found = self.view.param_consumers(external, position, keyword, trail.path, self.facts.options)
             if found is not None:
-                return u.carried(found, trail)
+                return search.carried(found, trail)
         if kind == "field" and not project and not (qnames and not self.in_project(qnames)):
             # an object handed to code of the project (or a callable that may be): whatever reads its
             # field there spells the field's name, and every such read is a reader already
@@ -212,37 +212,37 @@ class HeldUses(ConsumersPart):
                                          "cannot see (unknown means int64)", trail.after, opaque=True)]
 
     def in_project(self, qnames: set[str]) -> bool:
-        return any(self.u.kinds.is_project(q) for q in qnames)
+        return any(self.search.kinds.is_project(q) for q in qnames)
 
     def constructor(self, call: ast.Call, expr: ast.AST, class_id: int | str, keyword: str | None, trail: Trail,
                     visited: set[object]) -> list[Use]:
         """``Cls(..., table, ...)``: the object holds the value in an attribute. A class with an
         ``__init__`` of this module binds a parameter (followed to the attribute it is stored in);
         a dataclass or NamedTuple binds the field named by the keyword or the position."""
-        u, c = self.u, self.c
+        search, model = self.search, self.model
         position = next((i for i, a in enumerate(call.args) if a is expr), None)
-        init = c.class_methods.get(class_id, {}).get("__init__") if isinstance(class_id, int) else None
+        init = model.class_methods.get(class_id, {}).get("__init__") if isinstance(class_id, int) else None
         out: list[Use] = []
         field: str | None = None
         if init is not None:
-            out.extend(u.call_parameter_uses(init, call, expr, trail, visited))
+            out.extend(search.call_parameter_uses(init, call, expr, trail, visited))
         else:
-            fields = c.types.class_fields(class_id)
+            fields = model.types.class_fields(class_id)
             field = keyword if keyword is not None and (keyword in fields or not fields) else \
                 fields[position] if position is not None and position < len(fields) else None
             if field is not None:
-                out.extend(u.class_uses([self.facts.root(MemberKey(class_id, field))], trail.step(), visited))
+                out.extend(search.class_uses([self.facts.root(MemberKey(class_id, field))], trail.step(), visited))
             elif isinstance(class_id, str) and self.view is not None:  # another module's class: its `__init__`
                 found = self.view.param_consumers(f"{class_id}.__init__", position, keyword, trail.path,
                                                   self.facts.options)
                 if found is None:
                     return [Use(UseKind.INT64, call, f"passed to `{attr_name(call.func)}()`, whose fields ptrlint "
                                                      "cannot see (unknown means int64)", trail.after, opaque=True)]
-                out.extend(u.carried(found, trail))
+                out.extend(search.carried(found, trail))
             else:
                 return [Use(UseKind.ESCAPE, call, f"passed to `{attr_name(call.func)}()` in a way ptrlint cannot bind",
                             trail.after)]
-        return out + u.context(call, trail.into(("field", field or "*")), visited)
+        return out + search.context(call, trail.into(("field", field or "*")), visited)
 
     def dict_value(self, node: ast.Dict, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
         """``{"ptrs": table}``: the dict holds the table under its key."""
@@ -250,5 +250,5 @@ class HeldUses(ConsumersPart):
             if value is expr:
                 name = _constant(key) if key is not None else ...
                 if isinstance(name, (str, int)):
-                    return self.u.context(node, trail.into(("key", name)), visited)
+                    return self.search.context(node, trail.into(("key", name)), visited)
         return [Use(UseKind.ESCAPE, node, "stored in a dict ptrlint cannot follow", trail.after)]

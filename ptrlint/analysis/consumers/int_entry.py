@@ -31,7 +31,7 @@ class PythonInts(ConsumersPart):
         for part, how in ((creation.data, "at creation"), (creation.fill, "as the fill value at creation")):
             if part is not None and self.may_hold_python_ints(part):
                 return Entry(part, how, facts.value(part))
-        for root in self.u.written(creation):
+        for root in self.search.written(creation):
             found = self._entry_into(root, 0, set())
             if found is not None:
                 return found
@@ -48,11 +48,11 @@ class PythonInts(ConsumersPart):
         if root in seen:
             return None
         seen.add(root)
-        facts, c = self.facts, self.c
+        facts, model = self.facts, self.model
         for member in facts.groups.get(root, [root]):
-            for binding in c.adds.get(member, []):
+            for binding in model.adds.get(member, []):
                 return Entry(binding.node, "appended", facts.value(binding.expr))
-            for binding in c.stores.get(member, []):
+            for binding in model.stores.get(member, []):
                 if binding.how != "seq" and self.python_values(binding.expr):
                     node = binding.node
                     target = node.targets[0] if isinstance(node, ast.Assign) and node.targets else None
@@ -87,7 +87,7 @@ class PythonInts(ConsumersPart):
             return None
         if depth >= MAX_PARAMETER_DEPTH:
             return None
-        scope_id = self.c.function_scopes.get(id(function))
+        scope_id = self.model.function_scopes.get(id(function))
         if scope_id is None:
             return None
         inner = self._entry_into(self.facts.root(NameKey(scope_id, param)), depth + 1, seen)
@@ -103,11 +103,11 @@ class PythonInts(ConsumersPart):
         if self.view is None:
             return []
         out: list[Value] = []
-        for root in self.u.roots(creation):
+        for root in self.search.roots(creation):
             for member in self.facts.groups.get(root, [root]):
                 if not isinstance(member, MemberKey) or not isinstance(member.owner, int):
                     continue
-                qualname = self.c.types.class_qualname(member.owner)
+                qualname = self.model.types.class_qualname(member.owner)
                 if qualname is None:
                     continue
                 for value in self.view.external_writes(qualname, member.attr):
@@ -125,9 +125,9 @@ class PythonInts(ConsumersPart):
         parts = [p for p in (creation.data, creation.fill) if p is not None and
                  (self.may_hold_python_ints(p) or isinstance(p, ast.UnaryOp))]  # `torch.full(n, -1, ...)`
         if stores:
-            for root in self.u.written(creation):
+            for root in self.search.written(creation):
                 for member in self.facts.groups.get(root, [root]):
-                    parts += [b.expr for b in self.c.stores.get(member, [])
+                    parts += [b.expr for b in self.model.stores.get(member, [])
                               if b.how != "seq" and self.python_values(b.expr)]
         seen: set[object] = set()
         for part in parts:
@@ -159,10 +159,10 @@ class PythonInts(ConsumersPart):
         elif isinstance(expr, ast.Call) and attr_name(expr.func) in ("list", "tuple", "sorted") and len(expr.args) == 1:
             yield from self._sources(expr.args[0], depth, seen)
         elif isinstance(expr, (ast.Name, ast.Attribute)) and depth < 4 and self._bound_only(expr):
-            key = self.c.key_of(expr)
+            key = self.model.key_of(expr)
             root = self.facts.root(key)  # type: ignore[arg-type]
             for member in self.facts.groups.get(root, [root]):
-                for table in (self.c.bindings, self.c.adds, self.c.stores):
+                for table in (self.model.bindings, self.model.adds, self.model.stores):
                     for binding in table.get(member, []):
                         if binding.how in ("expr", "elem-of") and binding.expr is not expr:
                             yield from self._sources(binding.expr, depth + 1, seen)
@@ -174,24 +174,24 @@ class PythonInts(ConsumersPart):
     def _bound_only(self, expr: ast.AST) -> bool:
         """A name or attribute whose values all come from what this module binds, appends or stores
         (not a parameter, not an attribute of another module's object)."""
-        key = self.c.key_of(expr)
+        key = self.model.key_of(expr)
         if key is None:
             return False
         root = self.facts.root(key)
         members = self.facts.groups.get(root, [root])
         if any(self._is_parameter(m) for m in members):
             return False
-        return any(self.c.bindings.get(m) or self.c.adds.get(m) for m in members)
+        return any(self.model.bindings.get(m) or self.model.adds.get(m) for m in members)
 
     def _is_parameter(self, key: Key) -> bool:
         if not isinstance(key, NameKey):
             return False
         if self._parameters is None:  # scope id -> its function's parameter names, built on the first ask
-            c = self.c
-            functions = [*c.functions.values(), *(m for methods in c.class_methods.values() for m in methods.values())]
-            self._parameters = {c.function_scopes[id(f)]: {a.arg for a in (*f.args.posonlyargs, *f.args.args,
+            model = self.model
+            functions = [*model.functions.values(), *(m for methods in model.class_methods.values() for m in methods.values())]
+            self._parameters = {model.function_scopes[id(f)]: {a.arg for a in (*f.args.posonlyargs, *f.args.args,
                                                                              *f.args.kwonlyargs)}
-                                for f in functions if id(f) in c.function_scopes}
+                                for f in functions if id(f) in model.function_scopes}
         return key.name in self._parameters.get(key.scope, ())
 
     def _sign(self, leaf: ast.AST) -> str | None:
@@ -231,11 +231,11 @@ class PythonInts(ConsumersPart):
         """The numpy views (``table.numpy()`` calls) through which Python ints are stored into a torch
         table, and why a bit-preserving creation cannot cover the stores (or None). Element stores
         straight into the torch tensor are PTR005's to fix."""
-        c = self.c
+        model = self.model
         sites: list[ast.Call] = []
-        for root in self.u.written(creation):
+        for root in self.search.written(creation):
             for member in self.facts.groups.get(root, [root]):
-                for binding in c.stores.get(member, []):
+                for binding in model.stores.get(member, []):
                     if binding.how == "seq" or not self.python_values(binding.expr):
                         continue
                     node = binding.node
@@ -243,7 +243,7 @@ class PythonInts(ConsumersPart):
                     base = target.value if isinstance(target, ast.Subscript) else None
                     chains = [base] if base is not None else []
                     if isinstance(base, (ast.Name, ast.Attribute)):
-                        chains += [b.expr for b in c.bindings.get(member, []) if b.how == "expr"]
+                        chains += [b.expr for b in model.bindings.get(member, []) if b.how == "expr"]
                     found = next((s for s in map(numpy_view_call, chains) if s is not None), None)
                     if found is not None:
                         if found not in sites:

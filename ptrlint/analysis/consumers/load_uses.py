@@ -36,8 +36,8 @@ class LoadUses(ConsumersPart):
         if trail.depth > MAX_DEPTH:
             return [Use(UseKind.ESCAPE, expr, "followed too far to see its readers", trail.after)]
         if trail.path:
-            return self.u.held.context(expr, trail, visited)
-        parent = self.u.parent(expr)
+            return self.search.held.context(expr, trail, visited)
+        parent = self.search.parent(expr)
         if parent is None:
             return []
         same: Callable[[], list[Use]] = lambda: self.context(parent, trail.step(), visited)  # noqa: E731
@@ -55,11 +55,11 @@ class LoadUses(ConsumersPart):
         if cls is ast.Attribute and parent.value is expr:  # type: ignore[attr-defined]
             return self.attribute_use(parent, trail, visited)  # type: ignore[arg-type]
         if cls is ast.Call:
-            return self.u.kinds.argument_use(parent, expr, trail, visited)  # type: ignore[arg-type]
+            return self.search.kinds.argument_use(parent, expr, trail, visited)  # type: ignore[arg-type]
         if cls is ast.keyword:
-            call = self.u.parent(parent)
+            call = self.search.parent(parent)
             if isinstance(call, ast.Call):
-                return self.u.kinds.argument_use(call, expr, trail, visited, keyword=parent.arg)  # type: ignore[attr-defined]
+                return self.search.kinds.argument_use(call, expr, trail, visited, keyword=parent.arg)  # type: ignore[attr-defined]
             return []
         if cls is ast.BinOp:
             return self.arithmetic_use(parent, expr, trail, visited)  # type: ignore[arg-type]
@@ -77,11 +77,11 @@ class LoadUses(ConsumersPart):
                 return [Use(UseKind.ORDER, parent, "an ordering comparison", after)]
             return [Use(UseKind.READY, parent, "comparison")]
         if cls is ast.Return:
-            return self.u.readers.returned(parent, trail, visited)  # type: ignore[arg-type]
+            return self.search.readers.returned(parent, trail, visited)  # type: ignore[arg-type]
         if cls in (ast.Assign, ast.AnnAssign, ast.NamedExpr):
             if getattr(parent, "value", None) is not expr:
                 return []
-            return self.u.held.assigned(parent, trail, visited)  # type: ignore[arg-type]
+            return self.search.held.assigned(parent, trail, visited)  # type: ignore[arg-type]
         if cls in LOOPS and getattr(parent, "iter", None) is expr:
             return [Use(UseKind.READBACK, parent, "iterated over", after)]
         if cls in (ast.List, ast.Tuple):
@@ -92,7 +92,7 @@ class LoadUses(ConsumersPart):
         if cls in (ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp):
             return self.context(parent, trail.into(("item", None)), visited)
         if cls is ast.Dict:
-            return self.u.held.dict_value(parent, expr, trail, visited)  # type: ignore[arg-type]
+            return self.search.held.dict_value(parent, expr, trail, visited)  # type: ignore[arg-type]
         if cls is ast.Starred:
             return [Use(UseKind.ESCAPE, parent, "unpacked into the arguments of a call", after)]
         if cls is ast.IfExp:
@@ -115,16 +115,16 @@ class LoadUses(ConsumersPart):
     def attribute_use(self, attribute: ast.Attribute, trail: Trail, visited: set[object]) -> list[Use]:
         attr = attribute.attr
         after = trail.after
-        call = self.u.parent(attribute)
+        call = self.search.parent(attribute)
         if isinstance(call, ast.Call) and call.func is attribute:
             return self.method_use(call, attr, trail, visited)
         if attr in VIEW_ATTRIBUTES:
-            return self.u.context(attribute, trail.step(numpy=trail.numpy or attr == "np"), visited)
+            return self.search.context(attribute, trail.step(numpy=trail.numpy or attr == "np"), visited)
         if attr == "dtype":
-            compare = self.u.parent(attribute)
+            compare = self.search.parent(attribute)
             if isinstance(compare, ast.Compare):
                 others = [compare.left, *compare.comparators]
-                if any(self.c.types.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
+                if any(self.model.types.dtype_qname(o) in SIGNED64_DTYPES for o in others if o is not attribute):
                     return [Use(UseKind.INT64, compare, "a `.dtype` check against int64", after)]
             return [Use(UseKind.READY, attribute, "reads the dtype", metadata=True)]
         return [Use(UseKind.READY, attribute, f"reads `.{attr}`", metadata=True)]
@@ -132,10 +132,10 @@ class LoadUses(ConsumersPart):
     def method_use(self, call: ast.Call, method: str, trail: Trail, visited: set[object]) -> list[Use]:
         args = positional(call)
         numpy, after = trail.numpy, trail.after
-        if method == "view" and args and (self.c.types.dtype_qname(args[0]) is not None or self.is_dtype(args[0])):
+        if method == "view" and args and (self.model.types.dtype_qname(args[0]) is not None or self.is_dtype(args[0])):
             return [Use(UseKind.READY, call, "an explicit bit reinterpretation")]
         if method == "numpy":
-            return self.u.context(call, trail.step(numpy=True), visited)
+            return self.search.context(call, trail.step(numpy=True), visited)
         if method in READBACK_METHODS:
             return [Use(UseKind.READBACK, call, f"`.{method}()`", after)]
         if method in ORDER_METHODS and not numpy:
@@ -143,14 +143,14 @@ class LoadUses(ConsumersPart):
         if method in SAME_TABLE_METHODS or method == "view":
             if method in ("to", "type") and args and self.is_dtype(args[0]):
                 return [Use(UseKind.READY, call, "converted to another dtype")]
-            return copied(call, method, after) + self.u.context(call, trail.step(), visited)
+            return copied(call, method, after) + self.search.context(call, trail.step(), visited)
         if method in WRITE_METHODS:
             return [Use(UseKind.READY, call, f"`.{method}()`", write=True)]
         if method in READY_METHODS:
             return [Use(UseKind.READY, call, f"`.{method}()`")]
         if method in INT64_METHODS and not numpy:
             use = Use(UseKind.INT64, call, f"`.{method}()` (torch's uint64 has no such kernel)", after)
-            return [use, *self.u.context(call, trail.step(after=True), visited)]
+            return [use, *self.search.context(call, trail.step(after=True), visited)]
         if numpy:
             return [Use(UseKind.READY, call, f"numpy `.{method}()`")]
         return [Use(UseKind.INT64, call, f"`.{method}()`, which ptrlint does not know to work on uint64", after)]
@@ -158,7 +158,7 @@ class LoadUses(ConsumersPart):
     def is_dtype(self, expr: ast.AST) -> bool:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return classify_string_dtype(expr.value) is not None  # "int64", not "cuda"
-        return any(q.startswith(("torch.", "numpy.")) for q in self.c.qualified_names(expr)) and \
+        return any(q.startswith(("torch.", "numpy.")) for q in self.model.qualified_names(expr)) and \
             isinstance(expr, (ast.Attribute, ast.Name)) and attr_name(expr) not in ("device",)
 
     def arithmetic_use(self, binop: ast.BinOp, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
@@ -166,15 +166,15 @@ class LoadUses(ConsumersPart):
         numpy, after = trail.numpy, trail.after
         other = binop.right if binop.left is expr else binop.left
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return self.u.context(binop, trail.step(), visited)
+            return self.search.context(binop, trail.step(), visited)
         if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Div)) and not numpy:
             return [Use(UseKind.ORDER, binop, "division or modulo (depends on the sign)", after)]
         if numpy:
             value = self.facts.value(other)
             if isinstance(other, ast.Constant) or (value is not None and value.kind is Kind.SCALAR and value.python_int
                                                    and not self.facts.tensors.is_signed_numpy_array(other)):
-                return self.u.context(binop, trail.step(), visited)  # uint64 op Python int stays uint64
+                return self.search.context(binop, trail.step(), visited)  # uint64 op Python int stays uint64
             use = Use(UseKind.INT64, binop, "numpy arithmetic with a signed array (uint64 + int64 is float64)", after)
         else:
             use = Use(UseKind.INT64, binop, "torch arithmetic (torch's uint64 has no such kernel)", after)
-        return [use, *self.u.context(binop, trail.step(after=True), visited)]
+        return [use, *self.search.context(binop, trail.step(after=True), visited)]

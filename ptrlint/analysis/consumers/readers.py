@@ -29,20 +29,20 @@ class Readers(ConsumersPart):
         attr = root.attr
         own_class = root.owner if isinstance(root, MemberKey) and isinstance(root.owner, int) else None
         out: list[Use] = []
-        for node in self.u.attribute_loads.get(attr, []):
+        for node in self.search.attribute_loads.get(attr, []):
             if id(node) in visited:
                 continue
-            key = self.c.key_of(node)
+            key = self.model.key_of(node)
             if isinstance(key, MemberKey) and isinstance(key.owner, int) and own_class is not None \
                     and not self.related_classes(key.owner, own_class):
                 continue  # an attribute of another class of this module
             visited.add(id(node))
-            out.extend(self.u.context(node, trail, visited))
+            out.extend(self.search.context(node, trail, visited))
         question = ("attribute", attr, trail.path)
         if self.view is not None and question not in visited:
             visited.add(question)
             found = self.view.attribute_consumers(attr, trail.path, self.facts.options)
-            out.extend(self.u.carried(found, trail))
+            out.extend(self.search.carried(found, trail))
         return out
 
     def same_attribute(self, roots: list[Key]) -> list[Key]:
@@ -75,7 +75,7 @@ class Readers(ConsumersPart):
         other among its bases)."""
         if a == b:
             return True
-        nodes = self.c.class_nodes
+        nodes = self.model.class_nodes
         names = {cid: node.name for cid, node in nodes.items()}
         return any(attr_name(base) == names.get(other) for cid, other in ((a, b), (b, a))
                    for base in (nodes[cid].bases if cid in nodes else ()))
@@ -87,7 +87,7 @@ class Readers(ConsumersPart):
             return []
         visited.add(question)
         found = self.view.name_consumers(f"{self.module_name}.{name}", trail.path, self.facts.options)
-        return self.u.carried(found, trail)
+        return self.search.carried(found, trail)
 
     def returned(self, ret: ast.Return, trail: Trail, visited: set[object]) -> list[Use]:
         function = self.enclosing_function(ret)
@@ -98,7 +98,7 @@ class Readers(ConsumersPart):
             return []
         visited.add(token)
         out: list[Use] = []
-        class_id = self.c.method_class.get(id(function))
+        class_id = self.model.method_class.get(id(function))
         if class_id is not None and any(attr_name(d) in ("property", "cached_property") for d in function.decorator_list):
             # a property's result is read as an attribute, wherever an instance of its class may be
             readers = self.attribute_readers(MemberKey(class_id, function.name), trail.step(), visited)
@@ -106,9 +106,9 @@ class Readers(ConsumersPart):
                                                         "reads", trail.after)]
         calls = self.calls_of(function)
         for call in calls:
-            out.extend(self.u.context(call, trail.step(), visited))
-        external = self.u.kinds.external_callers(function, trail.path)
-        out.extend(self.u.carried(external, trail))
+            out.extend(self.search.context(call, trail.step(), visited))
+        external = self.search.kinds.external_callers(function, trail.path)
+        out.extend(self.search.carried(external, trail))
         if not calls and not external and not trail.in_field:
             out.append(Use(UseKind.ESCAPE, ret, f"returned by `{function.name}()`, which nothing in the project calls",
                            trail.after, private=self.private_function(function)))
@@ -132,65 +132,65 @@ class Readers(ConsumersPart):
         """The calls of a module function or method in this module: those that resolve to it, and,
         for a method, every ``x.name(...)`` whose receiver may be an instance of its class (of
         unknown type, or of a class that does not define ``name`` itself: it may inherit it)."""
-        self.u.build_index()
-        calls = list(self.u.callers.get(id(function), []))
-        class_id = self.c.method_class.get(id(function))
+        self.search.build_index()
+        calls = list(self.search.callers.get(id(function), []))
+        class_id = self.model.method_class.get(id(function))
         if class_id is None:
             return calls
         seen = {id(call) for call in calls}
-        for call in self.u.method_calls.get(function.name, []):
+        for call in self.search.method_calls.get(function.name, []):
             if id(call) in seen:
                 continue
-            receiver = self.c.types.receiver_class(call.func.value)  # type: ignore[attr-defined]
+            receiver = self.model.types.receiver_class(call.func.value)  # type: ignore[attr-defined]
             if isinstance(receiver, int) and receiver != class_id and \
-                    function.name in self.c.class_methods.get(receiver, {}):
+                    function.name in self.model.class_methods.get(receiver, {}):
                 continue  # another class of this module that defines the method itself
             calls.append(call)
         return calls
 
     def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
-        current = self.u.parent(node)
+        current = self.search.parent(node)
         while current is not None:
             if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return current
             if isinstance(current, ast.Lambda):
                 return None
-            current = self.u.parent(current)
+            current = self.search.parent(current)
         return None
 
     def result_uses(self, qname: str, path: Path = (), method: bool = False) -> list[Use]:
         """Uses, in this module, of what calls to ``qname`` (another module's function or method)
         return. A ``method`` is called through instances: every ``x.m(...)`` counts."""
-        self.u.build_index()
-        c = self.c
+        self.search.build_index()
+        model = self.model
         name = qname.rpartition(".")[2]
         visited: set[object] = set()
         out: list[Use] = []
-        for node in self.u.calls_by_name.get(name, []):
-            if qname in c.qualified_names(node.func) or (method and isinstance(node.func, ast.Attribute)):
-                out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
+        for node in self.search.calls_by_name.get(name, []):
+            if qname in model.qualified_names(node.func) or (method and isinstance(node.func, ast.Attribute)):
+                out.extend(self.search.context(node, Trail(depth=1, path=path), visited))
         return out
 
     def attribute_uses(self, attr: str, path: Path = ()) -> list[Use]:
         """Uses, in this module, of every ``x.attr`` read (a table another module stores in ``attr``)."""
-        self.u.build_index()
+        self.search.build_index()
         visited: set[object] = {("shared", attr, path)}  # whether anything reads it is the asker's to say
         out: list[Use] = []
-        for node in self.u.attribute_loads.get(attr, []):
+        for node in self.search.attribute_loads.get(attr, []):
             if id(node) not in visited:
                 visited.add(id(node))
-                out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
+                out.extend(self.search.context(node, Trail(depth=1, path=path), visited))
         return out
 
     def name_uses(self, qname: str, path: Path = ()) -> list[Use]:
         """Uses, in this module, of another module's module-level name (imported, or ``mod.NAME``)."""
-        self.u.build_index()
+        self.search.build_index()
         visited: set[object] = set()
         out: list[Use] = []
         name = qname.rpartition(".")[2]
-        for node in self.u.name_loads.get(name, []):
-            if qname in self.c.qualified_names(node):
-                out.extend(self.u.context(node, Trail(depth=1, path=path), visited))
+        for node in self.search.name_loads.get(name, []):
+            if qname in self.model.qualified_names(node):
+                out.extend(self.search.context(node, Trail(depth=1, path=path), visited))
         return out
 
 

@@ -65,7 +65,7 @@ class Consumers:
                  path: str = "") -> None:
         self.module = module
         self.facts = facts
-        self.c = facts.c
+        self.model = facts.model
         self.view = view
         self.module_name = module_name
         self.path = path
@@ -90,16 +90,16 @@ class Consumers:
     def build_index(self) -> dict[int, ast.AST]:
         if self.parents is not None:
             return self.parents
-        c = self.c
+        model = self.model
         parents: dict[int, ast.AST] = {}
-        functions = {id(f): f for f in c.functions.values()}
-        functions.update({id(m): m for methods in c.class_methods.values() for m in methods.values()})
+        functions = {id(f): f for f in model.functions.values()}
+        functions.update({id(m): m for methods in model.class_methods.values() for m in methods.values()})
         names = {f.name for f in functions.values()}
         for node in _breadth_first(self.module, parents):
             cls = node.__class__
             if (cls is ast.Name or cls is ast.Attribute) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
                 self.name_loads.setdefault(attr_name(node), []).append(node)  # type: ignore[arg-type]
-                key = c.key_of(node)
+                key = model.key_of(node)
                 if key is not None:
                     self.loads.setdefault(self.facts.root(key), []).append(node)  # type: ignore[arg-type]
                 if cls is ast.Attribute:
@@ -111,7 +111,7 @@ class Consumers:
                 if isinstance(func, ast.Attribute):
                     self.method_calls.setdefault(func.attr, []).append(node)  # type: ignore[arg-type]
                 if attr_name(func) in names:
-                    target = c.types.function_called(func)
+                    target = model.types.function_called(func)
                     if target is not None:
                         self.callers.setdefault(id(target), []).append(node)  # type: ignore[arg-type]
         self.parents = parents
@@ -175,7 +175,7 @@ class Consumers:
         members = [m for root in roots for m in self.facts.groups.get(root, [root])]
         shared = [m for m in dict.fromkeys(members)  # an alias class may hold an attribute or module-level name
                   if (isinstance(m, (MemberKey, ObjectAttributeKey)) and not m.attr.startswith("["))
-                  or (isinstance(m, NameKey) and m.scope == id(self.c.module_scope))]
+                  or (isinstance(m, NameKey) and m.scope == id(self.model.module_scope))]
         tokens = {("shared", m.attr if not isinstance(m, NameKey) else m, trail.path) for m in shared}
         fresh = bool(tokens - visited)  # a location an enclosing follow met already is checked there
         visited.update(tokens)  # before following: what the loads lead back to is this location
@@ -214,12 +214,12 @@ class Consumers:
     def anchor(self, roots: list[Key]) -> ast.AST | None:
         """Where the values were stored: the first binding of the locations, in source order."""
         nodes = [binding.node for root in roots for member in self.facts.groups.get(root, [root])
-                 for binding in self.c.bindings.get(member, [])]
+                 for binding in self.model.bindings.get(member, [])]
         return min(nodes, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)), default=None)
 
     def follow_target(self, target: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
         """Uses of a name or attribute a value was assigned to."""
-        key = self.c.key_of(target)
+        key = self.model.key_of(target)
         if key is None:
             return [Use(UseKind.ESCAPE, target, "stored where ptrlint cannot follow it", trail.after)]
         root = self.facts.root(key)
@@ -235,7 +235,7 @@ class Consumers:
 
     def like_uses(self, call: ast.Call, trail: Trail, visited: set[object]) -> list[Use]:
         """``torch.empty_like(table)``: a new buffer with the table's dtype; its own uses count too."""
-        creation = self.c.creation_by_id.get(id(call))
+        creation = self.model.creation_by_id.get(id(call))
         if creation is None or ("like", id(call)) in visited:
             return [Use(UseKind.READY, call, "`*_like` copy")]
         visited.add(("like", id(call)))
@@ -246,7 +246,7 @@ class Consumers:
 
     def container_uses(self, container: ast.expr, trail: Trail, visited: set[object]) -> list[Use]:
         """``gathered.append(table)``: the list holds the table among its items."""
-        key = self.c.key_of(container)
+        key = self.model.key_of(container)
         if key is None:
             return [Use(UseKind.ESCAPE, container, "put in a container ptrlint cannot follow", trail.after)]
         root = self.facts.root(key)
@@ -274,7 +274,7 @@ class Consumers:
         self.build_index()
         trail = Trail() if trail is None else trail
         visited = set() if visited is None else visited
-        scope_id = self.c.function_scopes.get(id(function))
+        scope_id = self.model.function_scopes.get(id(function))
         if scope_id is None:
             return []
         root = self.facts.root(NameKey(scope_id, param))

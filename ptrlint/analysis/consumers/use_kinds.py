@@ -51,17 +51,17 @@ class UseClassifier(ConsumersPart):
         return self.view.result_consumers(f"{self.module_name}.{qualname}", path, self.facts.options)
 
     def qualname(self, function: FunctionNode) -> str | None:
-        c = self.c
-        class_id = c.method_class.get(id(function))
+        model = self.model
+        class_id = model.method_class.get(id(function))
         if class_id is None:
-            return function.name if any(f is function for k, f in c.functions.items() if k.scope == id(c.module_scope)) \
+            return function.name if any(f is function for k, f in model.functions.items() if k.scope == id(model.module_scope)) \
                 else None
-        local = c.class_qualnames.get(class_id)
+        local = model.class_qualnames.get(class_id)
         return f"{local}.{function.name}" if local else None
 
     def argument_use(self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object],
                      keyword: str | None = None) -> list[Use]:
-        c = self.c
+        model = self.model
         func = call.func
         numpy, after = trail.numpy, trail.after
         if func is expr:
@@ -71,7 +71,7 @@ class UseClassifier(ConsumersPart):
             if self.names_element_type(call):
                 return [Use(UseKind.INT64, call, "passed to a kernel with a signed 64-bit element type", after)]
             return [Use(UseKind.READY, call, "a kernel launch")]
-        qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        qnames = model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
         spelled = next(iter(sorted(qnames)), dotted(func) or (attr_name(func) or "a call"))
         configured = self.configured(qnames)
         if configured is not None:
@@ -89,20 +89,20 @@ class UseClassifier(ConsumersPart):
         if library is not None:
             return library
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and \
-                self.c.key_of(func.value) is not None and not qnames:
-            return self.u.container_uses(func.value, trail, visited)
+                self.model.key_of(func.value) is not None and not qnames:
+            return self.search.container_uses(func.value, trail, visited)
         if isinstance(func, ast.Attribute) and func.attr in LOGGING_METHODS:
             return [Use(UseKind.READY, call, "logged")]
         if isinstance(func, ast.Attribute) and func.attr in TENSOR_ARGUMENT_METHODS and not qnames:
             return [Use(UseKind.READY, call, f"`.{func.attr}()` of another buffer")]
         if isinstance(func, ast.Attribute) and func.attr in DTYPE_MATCHING_METHODS and not qnames and not numpy:
             return [self.match.source_of(call, func, after)]
-        target = c.types.function_called(func) or inherited(c, func)
+        target = model.types.function_called(func) or inherited(model, func)
         if target is not None:
-            return self.u.call_parameter_uses(target, call, expr, trail, visited)
-        class_id = c.types.class_of_name(func)
+            return self.search.call_parameter_uses(target, call, expr, trail, visited)
+        class_id = model.types.class_of_name(func)
         if class_id is not None:  # a class: the object holds the table (`from_dlpack(Wrapper(table))`)
-            return self.u.held.constructor(call, expr, class_id, keyword, trail, visited)
+            return self.search.held.constructor(call, expr, class_id, keyword, trail, visited)
         return self.callee_use(call, qnames, spelled, position, keyword, trail)
 
     def library_use(self, call: ast.Call, expr: ast.AST, qnames: set[str], spelled: str, trail: Trail,
@@ -112,7 +112,7 @@ class UseClassifier(ConsumersPart):
         when the name is none of theirs that ptrlint knows."""
         numpy, after = trail.numpy, trail.after
         if qnames & LIKE_FUNCTIONS:
-            return self.u.like_uses(call, trail, visited)
+            return self.search.like_uses(call, trail, visited)
         if qnames & REDUCED_COPIES and not numpy:
             return [Use(UseKind.INT64, call, f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled "
                                              "form)", after)]
@@ -120,13 +120,13 @@ class UseClassifier(ConsumersPart):
         if partner is not None:  # `torch.cat([old, table])`, `torch.where(m, table, other)`: the dtypes must match
             return [Use(UseKind.INT64, call, f"combined with `{partner}` by `{spelled}()`, whose dtype must match "
                                              "(uint64 does not promote with int64)", after),
-                    *copied(call, spelled, after), *self.u.context(call, trail.step(), visited)]
+                    *copied(call, spelled, after), *self.search.context(call, trail.step(), visited)]
         if qnames & SAME_TABLE_FUNCTIONS:
             same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
             if any(q.startswith("numpy.") for q in qnames):
                 same_numpy = True
             name = next(iter(sorted(qnames & SAME_TABLE_FUNCTIONS)))
-            return copied(call, name, after) + self.u.context(call, trail.step(numpy=same_numpy), visited)
+            return copied(call, name, after) + self.search.context(call, trail.step(numpy=same_numpy), visited)
         if qnames & READY_FUNCTIONS:
             return [Use(UseKind.READY, call, f"`{spelled}()`")]
         if qnames & READBACK_FUNCTIONS:
@@ -137,7 +137,7 @@ class UseClassifier(ConsumersPart):
             if numpy or any(q.startswith("numpy.") for q in qnames):
                 return [Use(UseKind.READY, call, f"`{spelled}()` (numpy's uint64 has it)")]
             use = Use(UseKind.INT64, call, f"`{spelled}()` (torch's uint64 has no such kernel)", after)
-            return [use, *self.u.context(call, trail.step(after=True), visited)]
+            return [use, *self.search.context(call, trail.step(after=True), visited)]
         if any(q.startswith("ptrlint.runtime") for q in qnames):
             return [Use(UseKind.READY, call, "`ptrlint.runtime` takes uint64")]
         return None
@@ -147,7 +147,7 @@ class UseClassifier(ConsumersPart):
         """A table passed to a callee that is neither known nor of this module: a compiled operator, torch or
         numpy, another module of the project (its parameter's uses, through the index), or code ptrlint
         cannot see (unknown means int64)."""
-        c, func, numpy, after = self.c, call.func, trail.numpy, trail.after
+        model, func, numpy, after = self.model, call.func, trail.numpy, trail.after
         if any(q.startswith("torch.ops.") for q in qnames) or (not qnames and dotted(func).startswith("torch.ops.")):
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a compiled operator outside the project (may require int64)",
                         after, opaque=True)]
@@ -155,13 +155,13 @@ class UseClassifier(ConsumersPart):
             if any(q.startswith("numpy.") for q in qnames) or numpy:
                 return [Use(UseKind.READY, call, f"`{spelled}()`")]
             return [Use(UseKind.INT64, call, f"`{spelled}()`, which ptrlint does not know to work on uint64", after)]
-        external = c.types.external_callee(func) if self.view is not None else None
+        external = model.types.external_callee(func) if self.view is not None else None
         if external is None and self.view is not None:
-            external = inherited_external(self.c, func)
+            external = inherited_external(self.model, func)
         if external is not None and self.view is not None and self.is_project(external):
             found = self.view.param_consumers(external, position, keyword, (), self.facts.options)
             if found is not None:
-                return self.u.carried(found, trail)
+                return self.search.carried(found, trail)
             return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
                                              "(unknown means int64)", after, opaque=True)]
         return self.unseen_callee_use(call, qnames, spelled, after)
@@ -173,7 +173,7 @@ class UseClassifier(ConsumersPart):
         if qnames:
             return [Use(UseKind.INT64, call, f"`{spelled}()` is code outside the project (unknown means int64)", after,
                         opaque=True)]
-        loader = loaded_module(self.c, func)
+        loader = loaded_module(self.model, func)
         if loader is not None:
             return [Use(UseKind.INT64, call, f"`{spelled}()` belongs to a module loaded by `{loader}()` "
                                              "(compiled code: unknown means int64)", after, opaque=True)]
@@ -203,4 +203,4 @@ class UseClassifier(ConsumersPart):
         return None
 
     def names_element_type(self, call: ast.Call) -> bool:
-        return self.c.types.element_type_argument(call) is not None
+        return self.model.types.element_type_argument(call) is not None

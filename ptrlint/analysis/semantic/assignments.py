@@ -12,7 +12,7 @@ from .records import Binding, Key
 from .syntax import entry_name, positional, unstarred
 
 
-def bind(m: SemanticModel, target: ast.expr, binding: Binding) -> None:
+def bind(model: SemanticModel, target: ast.expr, binding: Binding) -> None:
     value = binding.expr
     if binding.how == "elem" and isinstance(value, (ast.Tuple, ast.List, ast.Set)) and value.elts and \
             not any(isinstance(el, ast.Starred) for el in value.elts):
@@ -20,50 +20,50 @@ def bind(m: SemanticModel, target: ast.expr, binding: Binding) -> None:
         # alternatives, never aliases of one another (`for t in (self.ptrs, self.lens): t.zero_()`)
         if not isinstance(target, (ast.Tuple, ast.List)):
             for item in value.elts:
-                bind(m, target, Binding("each", item, binding.node))
+                bind(model, target, Binding("each", item, binding.node))
             return
         if all(isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(target.elts) for item in value.elts):
             for item in value.elts:
                 for t, v in zip(target.elts, item.elts):  # type: ignore[attr-defined]
-                    bind(m, unstarred(t), Binding("each", v, binding.node))
+                    bind(model, unstarred(t), Binding("each", v, binding.node))
             return
     if isinstance(target, (ast.Tuple, ast.List)):
         elements = [unstarred(el) for el in target.elts]
         if binding.how == "expr" and isinstance(value, (ast.Tuple, ast.List)):
             if len(value.elts) == len(elements) and not any(isinstance(el, ast.Starred) for el in value.elts):
                 for t, v in zip(elements, value.elts):
-                    bind(m, t, Binding("expr", v, binding.node))
+                    bind(model, t, Binding("expr", v, binding.node))
             return
         if (binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                 and value.func.attr == "items" and not value.args and len(elements) == 2):
-            bind(m, elements[1], Binding("elem", value, binding.node))  # `for k, v in d.items()`: v
+            bind(model, elements[1], Binding("elem", value, binding.node))  # `for k, v in d.items()`: v
         elif binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             args = positional(value)
             if value.func.id == "enumerate" and len(elements) == 2 and args:
-                bind(m, elements[0], Binding("index", value, binding.node))
-                bind(m, elements[1], Binding("elem", args[0], binding.node))
+                bind(model, elements[0], Binding("index", value, binding.node))
+                bind(model, elements[1], Binding("elem", args[0], binding.node))
             elif value.func.id == "zip" and len(args) == len(elements):
                 for t, a in zip(elements, args):
-                    bind(m, t, Binding("elem", a, binding.node))
+                    bind(model, t, Binding("elem", a, binding.node))
         elif binding.how == "expr" and isinstance(value, ast.Call):
             for i, t in enumerate(elements):  # a, b = f(): item i of what f returns
-                bind(m, t, Binding("telem", value, binding.node, i))
+                bind(model, t, Binding("telem", value, binding.node, i))
         return
     if isinstance(target, ast.Subscript) and entry_name(target) is None:
-        m.add(m.stores, m.alias_key(target.value), Binding("expr", binding.expr, binding.node))
+        model.add(model.stores, model.alias_key(target.value), Binding("expr", binding.expr, binding.node))
         return
-    key = m.key_of(target)
+    key = model.key_of(target)
     if key is None:
         return
-    m.add(m.bindings, key, binding)
+    model.add(model.bindings, key, binding)
     if binding.how == "expr":
-        m.link(key, m.alias_key(binding.expr))
+        model.link(key, model.alias_key(binding.expr))
         entry = entry_name(target)
-        m.mark_target(binding.expr, target, entry[1:-1] if entry else None)
-        _bind_entries(m, key, binding)
+        model.mark_target(binding.expr, target, entry[1:-1] if entry else None)
+        _bind_entries(model, key, binding)
 
 
-def _bind_entries(m: SemanticModel, key: Key, binding: Binding) -> None:
+def _bind_entries(model: SemanticModel, key: Key, binding: Binding) -> None:
     """``d = {"ptrs": [...], "lens": [...]}`` or ``dict(ptrs=...)``: each entry is bound apart."""
     value = binding.expr
     pairs: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = []
@@ -73,7 +73,7 @@ def _bind_entries(m: SemanticModel, key: Key, binding: Binding) -> None:
     elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
         pairs = [(kw.arg, kw.value, kw) for kw in value.keywords if kw.arg]
     for name, item, where in pairs:
-        entry = m.attribute_key(key, f"[{name}]")
-        m.add(m.bindings, entry, Binding("expr", item, where))
-        m.link(entry, m.alias_key(item))
-        m.mark_target(item, where, name)
+        entry = model.attribute_key(key, f"[{name}]")
+        model.add(model.bindings, entry, Binding("expr", item, where))
+        model.link(entry, model.alias_key(item))
+        model.mark_target(item, where, name)

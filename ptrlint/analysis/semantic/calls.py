@@ -31,7 +31,7 @@ class CallClassifier:
     """Classifies the calls the traversal set aside, recording into the model."""
 
     def __init__(self, model: SemanticModel) -> None:
-        self.m = model
+        self.model = model
 
     def classify(self, node: ast.Call, scope: LiteScope, raising: bool) -> None:
         func = node.func
@@ -41,26 +41,26 @@ class CallClassifier:
         if receiver is not None and method in CAST_METHODS:
             self.record_cast(node, method, receiver, args, scope, raising)
             return
-        qnames = self.m.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
-        if id(node) in self.m.creation_by_id:
+        qnames = self.model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        if id(node) in self.model.creation_by_id:
             return
         if qnames & NUMPY_SCALAR_CASTS and args:
             qname = next(iter(qnames & NUMPY_SCALAR_CASTS))
-            self.m.casts.append(Cast(node, args[0], func, None, qname, scope, raising))
+            self.model.casts.append(Cast(node, args[0], func, None, qname, scope, raising))
             return
         for qname in qnames:
             module, _, name = qname.rpartition(".")
             if module == "ctypes" and name.startswith("c_") and args:
-                self.m.ctypes_calls.append(CtypesCall(node, name, args[0], scope, id(node) in self.m.valued_calls, raising))
+                self.model.ctypes_calls.append(CtypesCall(node, name, args[0], scope, id(node) in self.model.valued_calls, raising))
                 return
             flow = COLLECTIVES[name].flow if module == "torch.distributed" and name in COLLECTIVES else None
             if flow is not None and len(args) >= 1:
                 source = args[1] if len(args) >= 2 else (
                     cast(ast.keyword, keyword(node, "tensor")).value if keyword(node, "tensor") else None)
                 if flow == "each" and source is not None:
-                    self.m.gathers.append(("all_gather", args[0], source, node))
+                    self.model.gathers.append(("all_gather", args[0], source, node))
                 elif flow == "whole" and source is not None:
-                    self.m.add(self.m.stores, self.m.alias_key(args[0]), Binding("seq", source, node))
+                    self.model.add(self.model.stores, self.model.alias_key(args[0]), Binding("seq", source, node))
                 return
         self.record_constructor_arguments(node)
 
@@ -70,7 +70,7 @@ class CallClassifier:
         func = node.func
         last = attr_name(func)
         new_method = spec is None and isinstance(func, ast.Attribute) and last in NEW_METHODS
-        is_factory = spec is None and not new_method and last is not None and last in self.m.options.buffer_factories
+        is_factory = spec is None and not new_method and last is not None and last in self.model.options.buffer_factories
         if spec is None and not is_factory and not new_method:
             return False
         dtype_kw = keyword(node, "dtype")
@@ -118,18 +118,18 @@ class CallClassifier:
             in_raises=raising,
             dtype_kwargs=dtype_kwargs,
         )
-        self.m.creations.append(creation)
-        self.m.creation_by_id[id(node)] = creation
-        self.m.uf.find(creation.key)
+        self.model.creations.append(creation)
+        self.model.creation_by_id[id(node)] = creation
+        self.model.alias_classes.find(creation.key)
         return True
 
     def kwargs_entry(self, name: ast.Name, entry: str) -> tuple[bool, ast.expr | None]:
         """What the dict passed as ``**name`` holds under ``entry``: (whether every binding of the name is
         a dict display or ``dict(...)`` whose entries are all known, the one expression bound to the entry)."""
-        m = self.m
-        key = m.key_of(name)
-        bindings = m.bindings.get(key, []) if key is not None else []
-        if not bindings or m.adds.get(cast(Key, key)) or m.stores.get(cast(Key, key)):  # bindings: key is not None
+        model = self.model
+        key = model.key_of(name)
+        bindings = model.bindings.get(key, []) if key is not None else []
+        if not bindings or model.adds.get(cast(Key, key)) or model.stores.get(cast(Key, key)):  # bindings: key is not None
             return False, None
         for binding in bindings:
             value = binding.expr
@@ -141,7 +141,7 @@ class CallClassifier:
             elif not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
                       and not value.args and all(kw.arg for kw in value.keywords)):
                 return False, None
-        entries = m.bindings.get(m.attribute_key(key, f"[{entry}]"), [])  # type: ignore[arg-type]
+        entries = model.bindings.get(model.attribute_key(key, f"[{entry}]"), [])  # type: ignore[arg-type]
         exprs = [b.expr for b in entries if b.how == "expr"]
         if len(entries) != 1 or len(exprs) != 1:
             return not entries, None
@@ -153,62 +153,62 @@ class CallClassifier:
             if not node.args and not node.keywords:
                 names = {"long": "torch.int64", "int": "torch.int32", "short": "torch.int16"}
                 if method != "long":
-                    self.m.narrowed.add(id(receiver))
-                self.m.casts.append(Cast(node, receiver, None, method, names[method], scope, raising))
+                    self.model.narrowed.add(id(receiver))
+                self.model.casts.append(Cast(node, receiver, None, method, names[method], scope, raising))
             return
         dtype_kw = keyword(node, "dtype")
         dtype = dtype_kw.value if dtype_kw is not None else (args[0] if args else None)
         if dtype is None:
             return
-        if self.m.types.narrow_dtype(dtype):
-            self.m.narrowed.add(id(receiver))  # `torch.tensor(xs).to(torch.uint16)`: data, whatever its name
-        qname = self.m.types.dtype_qname(dtype)
+        if self.model.types.narrow_dtype(dtype):
+            self.model.narrowed.add(id(receiver))  # `torch.tensor(xs).to(torch.uint16)`: data, whatever its name
+        qname = self.model.types.dtype_qname(dtype)
         if qname:
-            self.m.casts.append(Cast(node, receiver, dtype, method, qname, scope, raising))
+            self.model.casts.append(Cast(node, receiver, dtype, method, qname, scope, raising))
 
     def record_constructor_arguments(self, node: ast.Call) -> None:
         """``cls(src_ptrs=x)`` in a classmethod, ``Cls(x=...)`` or, for NamedTuples and dataclasses, ``Cls(x, y)``
         bind the instance's attributes; a field's name is then name evidence for the argument's creation."""
-        class_id = self.m.types.class_of_name(node.func)
+        class_id = self.model.types.class_of_name(node.func)
         if class_id is None:
             return
         bound: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = [(kw.arg, kw.value, kw) for kw in node.keywords
                                                                      if kw.arg]
         if node.args and not any(isinstance(a, ast.Starred) for a in node.args):
-            fields = self.m.types.class_fields(class_id)
+            fields = self.model.types.class_fields(class_id)
             bound += [(name, arg, arg) for name, arg in zip(fields, node.args)]
         for name, value, where in bound:
             attr_key: Key = MemberKey(class_id, name)
-            self.m.add(self.m.bindings, attr_key, Binding("expr", value, where))
-            self.m.link(attr_key, self.m.alias_key(value))
+            self.model.add(self.model.bindings, attr_key, Binding("expr", value, where))
+            self.model.link(attr_key, self.model.alias_key(value))
             if isinstance(where, ast.expr):  # a positional argument: the field names it
-                self.m.mark_target(value, where, name)
+                self.model.mark_target(value, where, name)
 
     def record_factory_calls(self) -> None:
         """Calls of factories (this module's, or through the project view another module's): the
         call site is the creation, with the caller's data and dtype (analysis/semantic/factories.py)."""
-        m = self.m
+        model = self.model
         local: dict[int, FactorySignature | None] = {}
         external: str | None = None
-        names = {key.name for key in m.functions} | {n for methods in m.class_methods.values() for n in methods}
-        for call in m.calls:
-            configured = m.creation_by_id.get(id(call))  # a `buffer-factories` call: the project may define it
+        names = {key.name for key in model.functions} | {n for methods in model.class_methods.values() for n in methods}
+        for call in model.calls:
+            configured = model.creation_by_id.get(id(call))  # a `buffer-factories` call: the project may define it
             if configured is not None and configured.library is not None:
                 self.record_patched_call(configured)
                 continue
             if not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue
-            function = m.types.function_called(call.func) if attr_name(call.func) in names else None
+            function = model.types.function_called(call.func) if attr_name(call.func) in names else None
             signature: FactorySignature | None = None
             if function is not None:
                 if id(function) not in local:
-                    found = factory_signature(m, function)
+                    found = factory_signature(model, function)
                     local[id(function)] = found[0] if found is not None else None
                 signature = local[id(function)]
-            elif m.view is not None and call.args and passes_dtype(call):  # another module's: asked of the view
-                external = m.types.external_callee(call.func)
-                if external is not None and m.view.is_project_symbol(external):
-                    signature = m.view.factory(external, m.options)
+            elif model.view is not None and call.args and passes_dtype(call):  # another module's: asked of the view
+                external = model.types.external_callee(call.func)
+                if external is not None and model.view.is_project_symbol(external):
+                    signature = model.view.factory(external, model.options)
             if signature is not None and configured is not None:
                 configured.substitutes = signature.substitution is not None
                 configured.factory = None if function is not None else external
@@ -218,15 +218,15 @@ class CallClassifier:
     def record_patched_call(self, creation: Creation) -> None:
         """``torch.empty(n, dtype=torch.uint64)`` where another module of the project monkey-patched
         ``torch.empty`` with a function that substitutes a signed dtype: that function makes it."""
-        m = self.m
-        if m.view is None or creation.dtype is None or creation.qname.startswith("factory:"):
+        model = self.model
+        if model.view is None or creation.dtype is None or creation.qname.startswith("factory:"):
             return
-        if not unsigned64(m, creation.dtype):  # only a request for uint64 is what such a wrapper replaces
+        if not unsigned64(model, creation.dtype):  # only a request for uint64 is what such a wrapper replaces
             return
-        patcher = m.view.patched(creation.qname)
-        if patcher is None or patcher.rpartition(".")[0] == m.context.module:
+        patcher = model.view.patched(creation.qname)
+        if patcher is None or patcher.rpartition(".")[0] == model.context.module:
             return  # this module's own patch: analysis/values/substitutions.py reads its calls directly
-        signature = m.view.factory(patcher, m.options)
+        signature = model.view.factory(patcher, model.options)
         if signature is not None and signature.substitution is not None:
             creation.substitutes, creation.factory = True, patcher
 
@@ -234,19 +234,19 @@ class CallClassifier:
         """The arguments of calls of a function nested in another (a closure, a local helper) bind its
         parameters: ``def add(addr): bases.append(addr)`` ... ``add(t.data_ptr())``. Each call's argument
         is one of the values a parameter takes; they are alternatives, never aliases of one another."""
-        m = self.m
-        for call in m.calls:
+        model = self.model
+        for call in model.calls:
             if not isinstance(call.func, ast.Name):
                 continue
-            key = m.name_key(call.func)
-            function = m.functions.get(key) if isinstance(key, NameKey) else None
-            if function is None or m.scopes[key.scope].kind != "function":
+            key = model.name_key(call.func)
+            function = model.functions.get(key) if isinstance(key, NameKey) else None
+            if function is None or model.scopes[key.scope].kind != "function":
                 continue
             if any(isinstance(a, ast.Starred) for a in call.args):
                 continue  # `f(*xs)`: which parameter takes which value is not known
-            scope_id = m.function_scopes[id(function)]
+            scope_id = model.function_scopes[id(function)]
             for param, arg in bind_arguments(function, call):
-                m.add(m.bindings, NameKey(scope_id, param), Binding("each", arg, call))
+                model.add(model.bindings, NameKey(scope_id, param), Binding("each", arg, call))
 
     def record_factory_call(self, call: ast.Call, signature: FactorySignature, external: str | None) -> None:
         args = positional(call)
@@ -267,20 +267,20 @@ class CallClassifier:
         creation = Creation(
             call=call, qname=f"factory:{signature.name}", library=signature.library, dtype=dtype,
             has_dtype_slot=not any(kw.arg is None for kw in call.keywords), data=data, fill=None,
-            scope=self.m.scope_of(_first_name(call.func)), implicit_signed=dtype is None, factory=external,
+            scope=self.model.scope_of(_first_name(call.func)), implicit_signed=dtype is None, factory=external,
             substitutes=signature.substitution is not None, view_library=signature.returns,
         )
-        self.m.creations.append(creation)
-        self.m.creation_by_id[id(call)] = creation
-        self.m.uf.find(creation.key)
+        self.model.creations.append(creation)
+        self.model.creation_by_id[id(call)] = creation
+        self.model.alias_classes.find(creation.key)
 
 
-def unsigned64(m: SemanticModel, dtype: ast.expr) -> bool:
+def unsigned64(model: SemanticModel, dtype: ast.expr) -> bool:
     """``torch.uint64``, ``np.uint64``, ``"uint64"`` (resolved through the module's imports)."""
     text = string_value(dtype)
     if text is not None:
         return classify_string_dtype(text) is DtypeClass.UNSIGNED64
-    qnames = m.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else set()
+    qnames = model.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else set()
     return any((classify_qualified_dtype(q) or (None,))[0] is DtypeClass.UNSIGNED64 for q in qnames)
 
 

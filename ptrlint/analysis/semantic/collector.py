@@ -19,8 +19,7 @@ from typing import Any, Callable, TypeVar
 from ...names import CAST_METHODS
 from ..boundary import ModuleContext
 from ..options import AnalysisOptions
-from . import expressions as E
-from . import statements as S
+from . import expressions, statements
 from .calls import CallClassifier
 from .device import is_device_function
 from .model import SemanticModel
@@ -32,9 +31,9 @@ class FactCollector:
     """The traversal and its dispatch; the per-node work is in the handlers."""
 
     def __init__(self, options: AnalysisOptions, context: ModuleContext | None = None) -> None:
-        self.m = SemanticModel(options, context)
-        self.state = Traversal(self.m)  # what the handlers read and write
-        self.classifier = CallClassifier(self.m)
+        self.model = SemanticModel(options, context)
+        self.state = Traversal(self.model)  # what the handlers read and write
+        self.classifier = CallClassifier(self.model)
         self.options = options
 
     def run(self, module: ast.Module) -> SemanticModel:
@@ -42,17 +41,17 @@ class FactCollector:
         for stmt in module.body:
             self._walk(stmt)
         self.finalize()
-        return self.m
+        return self.model
 
     def _walk(self, node: ast.AST) -> None:
         cls = node.__class__
         pre, order, fields, post, is_def = _PLANS[cls]
         if is_def and node.decorator_list and is_device_function(node):  # type: ignore[attr-defined]
-            self.m.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/semantic/device.py)
+            self.model.scope.bind(node.name)  # type: ignore[attr-defined]  # a kernel: device code holds no host tensors (see analysis/semantic/device.py)
             return
         if pre is not None:
             pre(self.state, node)
-        walk, m = self._walk, self.m
+        walk, model = self._walk, self.model
         if order is not None:
             for child in order(node):
                 walk(child)
@@ -64,11 +63,11 @@ class FactCollector:
                     for item in value:
                         kind = item.__class__
                         if kind is ast.Name:
-                            m.node_scope[id(item)] = m.scope  # the commonest leaf, inlined
+                            model.node_scope[id(item)] = model.scope  # the commonest leaf, inlined
                         elif _WALKED[kind]:
                             walk(item)
                 elif kind is ast.Name:
-                    m.node_scope[id(value)] = m.scope
+                    model.node_scope[id(value)] = model.scope
                 elif _WALKED[kind]:
                     walk(value)
         if post is not None:
@@ -76,17 +75,17 @@ class FactCollector:
 
     def finalize(self) -> None:
         """Resolve provisional keys, classify import-dependent calls, type attribute keys, build the alias classes."""
-        self.m.finalized = True
-        self.m.rekey(self.m.canonical)
+        self.model.finalized = True
+        self.model.rekey(self.model.canonical)
         for call, scope, raising in self.state.pending_calls:  # creations first: other calls take them as arguments
             func = call.func
             if isinstance(func, (ast.Name, ast.Attribute)) and not (isinstance(func, ast.Attribute) and func.attr in CAST_METHODS):
-                self.classifier.record_creation(call, self.m.qualified_names(func), scope, raising)
+                self.classifier.record_creation(call, self.model.qualified_names(func), scope, raising)
         self.classifier.record_factory_calls()  # after the creations: a factory returns one
         self.classifier.record_closure_arguments()
         for call, scope, raising in self.state.pending_calls:
             self.classifier.classify(call, scope, raising)
-        self.m.settle()
+        self.model.settle()
 
 
 # ----- dispatch tables (class -> handler), and children in source order where ast's differs ---------
@@ -175,48 +174,48 @@ def _comprehension_children(node: ast.AST) -> list[ast.AST]:
 
 
 _PRE: dict[type, _Handler] = {
-    ast.Name: E.visit_Name,
-    ast.Import: S.visit_Import,
-    ast.ImportFrom: S.visit_ImportFrom,
-    ast.Global: S.visit_Global,
-    ast.Nonlocal: S.visit_Nonlocal,
-    ast.ClassDef: S.visit_ClassDef,
-    ast.FunctionDef: S.visit_FunctionDef,
-    ast.AsyncFunctionDef: S.visit_FunctionDef,
-    ast.Lambda: E.visit_Lambda,
-    ast.ListComp: E.visit_comprehension_scope,
-    ast.SetComp: E.visit_comprehension_scope,
-    ast.DictComp: E.visit_comprehension_scope,
-    ast.GeneratorExp: E.visit_comprehension_scope,
-    ast.Return: S.visit_Return,
-    ast.Assign: S.visit_Assign,
-    ast.AnnAssign: S.visit_AnnAssign,
-    ast.AugAssign: S.visit_AugAssign,
-    ast.NamedExpr: E.visit_NamedExpr,
-    ast.For: S.visit_For,
-    ast.AsyncFor: S.visit_For,
-    ast.comprehension: E.visit_comprehension,
-    ast.withitem: S.visit_withitem,
-    ast.With: S.visit_With,
-    ast.AsyncWith: S.visit_With,
-    ast.Attribute: E.visit_Attribute,
-    ast.ExceptHandler: S.visit_ExceptHandler,
-    ast.Delete: S.visit_Delete,
-    ast.BinOp: E.visit_BinOp,
-    ast.keyword: E.visit_keyword,
-    ast.Call: E.visit_Call,
+    ast.Name: expressions.visit_Name,
+    ast.Import: statements.visit_Import,
+    ast.ImportFrom: statements.visit_ImportFrom,
+    ast.Global: statements.visit_Global,
+    ast.Nonlocal: statements.visit_Nonlocal,
+    ast.ClassDef: statements.visit_ClassDef,
+    ast.FunctionDef: statements.visit_FunctionDef,
+    ast.AsyncFunctionDef: statements.visit_FunctionDef,
+    ast.Lambda: expressions.visit_Lambda,
+    ast.ListComp: expressions.visit_comprehension_scope,
+    ast.SetComp: expressions.visit_comprehension_scope,
+    ast.DictComp: expressions.visit_comprehension_scope,
+    ast.GeneratorExp: expressions.visit_comprehension_scope,
+    ast.Return: statements.visit_Return,
+    ast.Assign: statements.visit_Assign,
+    ast.AnnAssign: statements.visit_AnnAssign,
+    ast.AugAssign: statements.visit_AugAssign,
+    ast.NamedExpr: expressions.visit_NamedExpr,
+    ast.For: statements.visit_For,
+    ast.AsyncFor: statements.visit_For,
+    ast.comprehension: expressions.visit_comprehension,
+    ast.withitem: statements.visit_withitem,
+    ast.With: statements.visit_With,
+    ast.AsyncWith: statements.visit_With,
+    ast.Attribute: expressions.visit_Attribute,
+    ast.ExceptHandler: statements.visit_ExceptHandler,
+    ast.Delete: statements.visit_Delete,
+    ast.BinOp: expressions.visit_BinOp,
+    ast.keyword: expressions.visit_keyword,
+    ast.Call: expressions.visit_Call,
 }
 _POST: dict[type, _Handler] = {
-    ast.ClassDef: S.leave_ClassDef,
-    ast.With: S.leave_With,
-    ast.AsyncWith: S.leave_With,
-    ast.FunctionDef: S.leave_FunctionDef,
-    ast.AsyncFunctionDef: S.leave_FunctionDef,
-    ast.Lambda: E.leave_scope,
-    ast.ListComp: E.leave_scope,
-    ast.SetComp: E.leave_scope,
-    ast.DictComp: E.leave_scope,
-    ast.GeneratorExp: E.leave_scope,
+    ast.ClassDef: statements.leave_ClassDef,
+    ast.With: statements.leave_With,
+    ast.AsyncWith: statements.leave_With,
+    ast.FunctionDef: statements.leave_FunctionDef,
+    ast.AsyncFunctionDef: statements.leave_FunctionDef,
+    ast.Lambda: expressions.leave_scope,
+    ast.ListComp: expressions.leave_scope,
+    ast.SetComp: expressions.leave_scope,
+    ast.DictComp: expressions.leave_scope,
+    ast.GeneratorExp: expressions.leave_scope,
 }
 _ORDER: dict[type, _Order] = {
     ast.FunctionDef: _decorated_children,

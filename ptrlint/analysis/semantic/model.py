@@ -48,7 +48,7 @@ class SemanticModel:
         self.context = context or ModuleContext()
         self.view = self.context.view
         self.class_qualnames: dict[int, str] = {}  # id(class) -> "Outer.Inner" (module-level classes and their nests)
-        self.uf = UnionFind()
+        self.alias_classes = UnionFind()
         self.bindings: dict[Key, list[Binding]] = {}
         self.adds: dict[Key, list[Binding]] = {}  # append/extend/insert/+=
         self.stores: dict[Key, list[Binding]] = {}  # setitem, copy_, fill_ (flow evidence)
@@ -267,6 +267,6 @@ class SemanticModel:
                 break
         self.type_memo = {}
         for a, b in self.edges:
-            self.uf.union(a, b)
+            self.alias_classes.union(a, b)
         for key in (*self.bindings, *self.adds, *self.stores, *(loc for loc, _ in self.flows)):
-            self.uf.find(key)
+            self.alias_classes.find(key)

@@ -16,7 +16,7 @@ from .scopes import LiteScope
 
 @dataclass
 class Traversal:
-    m: SemanticModel  # the tables being filled
+    model: SemanticModel  # the tables being filled
     stack: list[ast.AST] = field(default_factory=list)  # enclosing classes and functions
     # calls whose meaning depends on the module's imports, classified when the walk is done
     pending_calls: list[tuple[ast.Call, LiteScope, bool]] = field(default_factory=list)

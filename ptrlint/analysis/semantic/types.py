@@ -52,29 +52,29 @@ class TypeResolver:
     """Type questions over one semantic model (``model.types``)."""
 
     def __init__(self, model: TypedTables) -> None:
-        self.m = model
+        self.model = model
 
     def type_of(self, key: Key) -> int | str | None:
         """The module class whose instance ``key`` holds, from an annotation or a constructor/factory binding."""
-        types = self.m.type_memo
+        types = self.model.type_memo
         if types is None:
             return None
         if key in types:
             return types[key]
         types[key] = None  # a cycle resolves to "unknown"
-        found: int | str | None = self.m.self_params.get(key)
+        found: int | str | None = self.model.self_params.get(key)
         if found is None:
-            for annotation in self.m.annotations.get(key, []):
+            for annotation in self.model.annotations.get(key, []):
                 found = self.class_of_annotation(annotation)
                 if found is not None:
                     break
         if found is None:
-            for binding in self.m.bindings.get(key, []):
+            for binding in self.model.bindings.get(key, []):
                 if binding.how == "expr":
                     found = self.class_of_expr(binding.expr)
                 elif binding.how == "elem" and isinstance(binding.expr, (ast.Name, ast.Attribute)):
-                    source = self.m.key_of(binding.expr)  # `for r in regions` with `regions: list[Region]`
-                    for annotation in self.m.annotations.get(source, []) if source is not None else []:
+                    source = self.model.key_of(binding.expr)  # `for r in regions` with `regions: list[Region]`
+                    for annotation in self.model.annotations.get(source, []) if source is not None else []:
                         found = self.element_class(annotation)
                         if found is not None:
                             break
@@ -88,16 +88,16 @@ class TypeResolver:
         id) or, through the project index, a class of another module (``addresses.Region``; its
         qualified name)."""
         if isinstance(node, ast.Name):
-            key = self.m.name_key(node)
-            found = self.m.class_names.get(key) or self.m.cls_params.get(key)
+            key = self.model.name_key(node)
+            found = self.model.class_names.get(key) or self.model.cls_params.get(key)
             if found is not None:
                 return found
         elif not isinstance(node, ast.Attribute):
             return None
-        if self.m.view is not None:
+        if self.model.view is not None:
             # an imported CamelCase name (`Region`, `addresses.Region`) is taken as the class it names; what
             # the project says about it (attributes, methods, writes into it) comes from the summaries
-            for qname in self.m.qualified_names(node):
+            for qname in self.model.qualified_names(node):
                 last = qname.rpartition(".")[2]
                 if last[:1].isupper() and not qname.startswith(("builtins.", "typing.")):
                     return qname
@@ -107,10 +107,10 @@ class TypeResolver:
         """The qualified name of a class (``pkg.mod.Cls``) as other modules spell it."""
         if isinstance(class_id, str):
             return class_id
-        local = self.m.class_qualnames.get(class_id)
-        if local is None or not self.m.context.module:
+        local = self.model.class_qualnames.get(class_id)
+        if local is None or not self.model.context.module:
             return None
-        return f"{self.m.context.module}.{local}"
+        return f"{self.model.context.module}.{local}"
 
     def class_of_annotation(self, annotation: ast.AST) -> int | str | None:
         parsed = annotation_expr(annotation)
@@ -155,7 +155,7 @@ class TypeResolver:
                 return self.returned_class(target)
             return None
         if isinstance(expr, (ast.Name, ast.Attribute)):
-            key = self.m.key_of(expr)
+            key = self.model.key_of(expr)
             return self.type_of(key) if key is not None else None
         return None
 
@@ -164,7 +164,7 @@ class TypeResolver:
             found = self.class_of_annotation(function.returns)
             if found is not None:
                 return found
-        for ret in self.m.returns.get(id(function), []):
+        for ret in self.model.returns.get(id(function), []):
             if isinstance(ret, ast.Call):
                 found = self.class_of_name(ret.func)
                 if found is not None:
@@ -175,12 +175,12 @@ class TypeResolver:
         """The module function or method a call's callee refers to: ``f``, ``self.m``, ``Cls.m``, ``obj.m``
         where ``obj`` is known to be a module class instance."""
         if isinstance(func, ast.Name):
-            key = self.m.name_key(func)
-            return self.m.functions.get(key) if isinstance(key, NameKey) else None
+            key = self.model.name_key(func)
+            return self.model.functions.get(key) if isinstance(key, NameKey) else None
         if isinstance(func, ast.Attribute):
             class_id = self.receiver_class(func.value)
             if isinstance(class_id, int):
-                return self.m.class_methods.get(class_id, {}).get(func.attr)
+                return self.model.class_methods.get(class_id, {}).get(func.attr)
         return None
 
     def receiver_class(self, receiver: ast.AST) -> int | str | None:
@@ -188,14 +188,14 @@ class TypeResolver:
         variable whose type is known (a module class id, or the qualified name of another module's)."""
         class_id = self.class_of_name(receiver)
         if class_id is None:
-            key = self.m.key_of(receiver)
+            key = self.model.key_of(receiver)
             if key is not None:
-                class_id = self.m.self_params.get(key) or self.type_of(key)
+                class_id = self.model.self_params.get(key) or self.type_of(key)
         return class_id
 
     def external_callee(self, func: ast.AST) -> str | None:
         """The qualified name of a function or method of another project module that ``func`` calls."""
-        if self.m.view is None:
+        if self.model.view is None:
             return None
         if isinstance(func, ast.Attribute):
             class_id = self.receiver_class(func.value)
@@ -203,7 +203,7 @@ class TypeResolver:
                 return f"{class_id}.{func.attr}"
             if class_id is not None:
                 return None
-        for qname in self.m.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else ():
+        for qname in self.model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else ():
             return qname
         return None
 
@@ -211,16 +211,16 @@ class TypeResolver:
         """Fields of a NamedTuple, dataclass or ctypes Structure in declaration order (what positional
         arguments bind)."""
         if isinstance(class_id, str):
-            return self.m.view.class_fields(class_id) if self.m.view is not None else []
-        node = self.m.class_nodes.get(class_id)
+            return self.model.view.class_fields(class_id) if self.model.view is not None else []
+        node = self.model.class_nodes.get(class_id)
         if node is None:
             return []
-        named_tuple = any("typing.NamedTuple" in self.m.qualified_names(b) or attr_name(b) == "NamedTuple"
+        named_tuple = any("typing.NamedTuple" in self.model.qualified_names(b) or attr_name(b) == "NamedTuple"
                           for b in node.bases)
         dataclass_ = any(attr_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list)
         if not (named_tuple or dataclass_):
             structure = any(q.startswith("ctypes.") and q.endswith(("Structure", "Union"))
-                            for b in node.bases for q in self.m.qualified_names(b))
+                            for b in node.bases for q in self.model.qualified_names(b))
             return list(ctypes_fields(node)) if structure else []  # ctypes: `_fields_` in order
         fields = []
         for stmt in node.body:
@@ -234,7 +234,7 @@ class TypeResolver:
         """The signed 64-bit element type a call is given (``f(table, cutlass.Int64)``), if any; numpy's
         and torch's own ``int64`` dtypes are dtypes, not element types."""
         for arg in (*node.args, *(k.value for k in node.keywords)):
-            if attr_name(arg) in ELEMENT_TYPE_NAMES and not self.m.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
+            if attr_name(arg) in ELEMENT_TYPE_NAMES and not self.model.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
                 return arg
         return None
 
@@ -244,7 +244,7 @@ class TypeResolver:
         if text is not None:
             return SIGNED_DTYPE_STRINGS.get(text)
         if isinstance(dtype, (ast.Name, ast.Attribute)):
-            for qname in self.m.qualified_names(dtype):
+            for qname in self.model.qualified_names(dtype):
                 if qname in SIGNED_DTYPE_QNAMES:
                     return qname
         return None
@@ -254,7 +254,7 @@ class TypeResolver:
         text = string_value(dtype)
         if text is not None:
             return classify_string_dtype(text) is DtypeClass.NARROW
-        for qname in self.m.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else ():
+        for qname in self.model.qualified_names(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else ():
             classified = classify_qualified_dtype(qname)
             if classified is not None and classified[0] is DtypeClass.NARROW:
                 return True

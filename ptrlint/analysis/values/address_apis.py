@@ -30,7 +30,7 @@ class AddressAPIs:
     """The catalogue's calls (``cuMemAlloc``, ``nvshmem_ptr``, ...) and CuPy memory pointers."""
 
     def __init__(self, model: SemanticModel) -> None:
-        self.c = model
+        self.model = model
 
     def cupy_memory(self, expr: ast.AST, depth: int) -> bool:
         """A CuPy memory pointer: ``arr.data`` (``ndarray.data``), an allocation, or a name bound to one."""
@@ -40,9 +40,9 @@ class AddressAPIs:
             return True
         if isinstance(expr, ast.Call):
             return attr_name(expr.func) in CUPY_MEMORY_CALLS
-        key = self.c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        key = self.model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         return key is not None and any(b.how == "expr" and self.cupy_memory(b.expr, depth + 1)
-                                       for b in self.c.bindings.get(key, []))
+                                       for b in self.model.bindings.get(key, []))
 
     def call(self, call: ast.Call, qnames: set[str], last: str | None) -> Value | None:
         """A call of the address catalogue (ptrlint/addresses.py), or None."""
@@ -68,11 +68,11 @@ class AddressAPIs:
             return False
         if qnames:
             return not any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames) and \
-                all(self.c.view is None or not self.c.view.is_project_symbol(q) for q in qnames)
+                all(self.model.view is None or not self.model.view.is_project_symbol(q) for q in qnames)
         if isinstance(func, ast.Name):
             return False  # a local callable, a parameter: unknown, not a binding
-        receiver = self.c.types.receiver_class(func.value)  # `self.runtime.get_mr_info()`
+        receiver = self.model.types.receiver_class(func.value)  # `self.runtime.get_mr_info()`
         if isinstance(receiver, str):  # a class another module names: defined in the project, or a binding's
-            return self.c.view is None or not self.c.view.is_class(receiver)
+            return self.model.view is None or not self.model.view.is_class(receiver)
         return receiver is None
 

@@ -25,14 +25,14 @@ class Arithmetic:
     """The transfer function of binary operators (``facts.transfer.arithmetic``)."""
 
     def __init__(self, model: SemanticModel, evaluator: Evaluator, flow: Flow) -> None:
-        self.c, self.e, self.flow, self.names = model, evaluator, flow, model.options.names
+        self.model, self.evaluator, self.flow, self.names = model, evaluator, flow, model.options.names
 
     def binop_value(self, expr: ast.BinOp) -> Value | None:
         self._settle_left_spine(expr)
         value = self._binop_value(expr)
         if value is None or value.array:
             return value
-        left, right = self.e.value(expr.left), self.e.value(expr.right)
+        left, right = self.evaluator.value(expr.left), self.evaluator.value(expr.right)
         tensors = self.flow.tensors
         if any(v is not None and v.kind is Kind.SEQ and v.array for v in (left, right)) or any(
                 tensors.is_torch_tensor(side) or tensors.is_signed_numpy_array(side) for side in (expr.left, expr.right)):
@@ -53,10 +53,10 @@ class Arithmetic:
         if len(spine) < SPINE_FROM:
             return
         for inner in reversed(spine):
-            self.e.value(inner)
+            self.evaluator.value(inner)
 
     def _binop_value(self, expr: ast.BinOp) -> Value | None:
-        left, right = self.e.value(expr.left), self.e.value(expr.right)
+        left, right = self.evaluator.value(expr.left), self.evaluator.value(expr.right)
         op = expr.op
         seq = Kind.SEQ if Kind.SEQ in (getattr(left, "kind", None), getattr(right, "kind", None)) else Kind.SCALAR
         if isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow, ast.LShift, ast.RShift)):
@@ -103,9 +103,9 @@ class Arithmetic:
         if isinstance(expr, ast.Constant) and type(expr.value) is int:
             return expr.value
         if isinstance(expr, ast.Name):
-            bound = self.c.module_constants.get(expr.id)
-            scope = self.c.scope_of(expr).resolve(expr.id)
-            return self.int_constant(bound, depth + 1) if bound is not None and scope is self.c.module_scope else None
+            bound = self.model.module_constants.get(expr.id)
+            scope = self.model.scope_of(expr).resolve(expr.id)
+            return self.int_constant(bound, depth + 1) if bound is not None and scope is self.model.module_scope else None
         if isinstance(expr, ast.BinOp):
             a, b = self.int_constant(expr.left, depth + 1), self.int_constant(expr.right, depth + 1)
             if a is None or b is None:

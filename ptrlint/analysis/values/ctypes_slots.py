@@ -49,11 +49,11 @@ class CtypesSlot:
 
 class CtypesSlots:
     def __init__(self, facts: ModuleFacts) -> None:
-        self.f = facts
-        self.c = facts.c
+        self.facts = facts
+        self.model = facts.model
 
     def slots(self) -> Iterator[CtypesSlot]:
-        if not any(q == "ctypes" or q.startswith("ctypes.") for q in self.c.module_scope.imports.values()):
+        if not any(q == "ctypes" or q.startswith("ctypes.") for q in self.model.module_scope.imports.values()):
             return  # no ctypes type can be named without importing ctypes (at module level, as everyone does)
         seen: set[int] = set()
         for slot in (*self._element_writes(), *self._array_initialisers(), *self._struct_fields()):
@@ -66,7 +66,7 @@ class CtypesSlots:
         """``c_int64`` when ``node`` names a signed or narrow ctypes integer type, else None."""
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return None
-        for qname in self.c.qualified_names(node):
+        for qname in self.model.qualified_names(node):
             module, _, name = qname.rpartition(".")
             if module == "ctypes" and (name in CTYPES_SIGNED64 or name in CTYPES_NARROW):
                 return name
@@ -103,7 +103,7 @@ class CtypesSlots:
 
     # ----- writes ----------------------------------------------------------------------------------
     def _element_writes(self) -> Iterator[CtypesSlot]:
-        for write in self.c.scalar_writes:
+        for write in self.model.scalar_writes:
             if write.how != "setitem" or write.in_raises:
                 continue
             found = self.container_type(write.tensor)
@@ -112,7 +112,7 @@ class CtypesSlots:
                 yield self._slot(found[0], found[1], value, container=write.tensor)
 
     def _array_initialisers(self) -> Iterator[CtypesSlot]:
-        for call in self.c.calls:  # `(c_int64 * n)(*ptrs)`, `(c_int64 * 2)(a.data_ptr(), b.data_ptr())`
+        for call in self.model.calls:  # `(c_int64 * n)(*ptrs)`, `(c_int64 * 2)(a.data_ptr(), b.data_ptr())`
             if isinstance(call.func, ast.Attribute) and call.func.attr in _ARRAY_CONSTRUCTORS:
                 continue
             element = self.element_type(call.func) if not isinstance(call.func, ast.Call) else None
@@ -126,18 +126,18 @@ class CtypesSlots:
 
     def _struct_fields(self) -> Iterator[CtypesSlot]:
         for class_id, fields in self.struct_fields().items():
-            name = self.c.class_nodes[class_id].name
+            name = self.model.class_nodes[class_id].name
             for field, type_node in fields.items():
                 if self.ctype_of(type_node) is None:
                     continue
-                value = self.f.class_value(self.f.root(MemberKey(class_id, field)), writes_only=False)
+                value = self.facts.class_value(self.facts.root(MemberKey(class_id, field)), writes_only=False)
                 if value is not None and value.is_pointer and value.kind is Kind.SCALAR and value.evidence:
                     yield self._slot(type_node, f"field `{field}` of `{name}`", value, field=field, owner=class_id)
 
     def struct_fields(self) -> dict[int, dict[str, ast.expr]]:
         """``_fields_`` of the module's ctypes Structure/Union classes: class id -> {field: type}."""
         out: dict[int, dict[str, ast.expr]] = {}
-        for class_id, node in self.c.class_nodes.items():
+        for class_id, node in self.model.class_nodes.items():
             if not any(self._qnames(base) & _STRUCTURE_BASES for base in node.bases):
                 continue
             out[class_id] = ctypes_fields(node)
@@ -145,31 +145,31 @@ class CtypesSlots:
 
     # ----- helpers ---------------------------------------------------------------------------------
     def _pointer(self, expr: ast.AST, seq: bool = False) -> Value | None:
-        value = self.f.kind(expr)
+        value = self.facts.kind(expr)
         if value is None or value.kind is not (Kind.SEQ if seq else Kind.SCALAR):
             return None
         return value
 
     def _slot(self, type_node: ast.expr, what: str, value: Value, field: str | None = None,
               container: ast.AST | None = None, owner: int | None = None) -> CtypesSlot:
-        return CtypesSlot(type_node, self.ctype_of(type_node) or "", what, value, self.c.scope_of(type_node), field,
+        return CtypesSlot(type_node, self.ctype_of(type_node) or "", what, value, self.model.scope_of(type_node), field,
                           owner, container)
 
     def _qnames(self, node: ast.AST) -> set[str]:
-        return self.c.qualified_names(node) if isinstance(node, (ast.Name, ast.Attribute)) else set()
+        return self.model.qualified_names(node) if isinstance(node, (ast.Name, ast.Attribute)) else set()
 
     def _through_bindings(self, expr: ast.AST, resolve: Callable[[ast.expr], _T | None]) -> _T | None:
-        key = self.c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        key = self.model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         if key is None:
             return None
-        for binding in self.c.bindings.get(key, []):
+        for binding in self.model.bindings.get(key, []):
             if binding.how == "expr":
                 found = resolve(binding.expr)
                 if found is not None:
                     return found
         if isinstance(expr, ast.Name):  # a module-level alias (`IntPtr = POINTER(c_int64)`) seen from a function
-            bound = self.c.module_constants.get(expr.id)
-            if bound is not None and self.c.scope_of(expr).resolve(expr.id) is self.c.module_scope:
+            bound = self.model.module_constants.get(expr.id)
+            if bound is not None and self.model.scope_of(expr).resolve(expr.id) is self.model.module_scope:
                 return resolve(bound)
         return None
 

@@ -41,14 +41,14 @@ __all__ = ["Evidence", "Kind", "Location", "ModuleFacts", "Origin", "Value", "co
 
 
 class ModuleFacts:
-    """The queries of one module, over its semantic model (``self.c``): what rules, consumers and the
+    """The queries of one module, over its semantic model (``self.model``): what rules, consumers and the
     project summaries ask. It assembles the parts, each of which takes only what it reads: the
     tensor kinds (``self.tensors``) read the model; the flow into storage (``self.flow``) and the
     transfer functions (``self.transfer``) read the model and the evaluator (:mod:`.fixpoint`), whose
     memo and fixpoint compute with them. None of the parts knows this object."""
 
     def __init__(self, model: SemanticModel) -> None:
-        self.c = model
+        self.model = model
         self.view = model.view  # the project index's view of the other modules, or None
         self.options = model.options
         self.names = model.options.names
@@ -68,10 +68,10 @@ class ModuleFacts:
         self.evaluator.use(None, None)
         del self.flow.dicts  # it reads entries through the flow, which holds it
         del self.transfer, self.flow, self.tensors
-        self.c.release()
+        self.model.release()
 
     def root(self, key: Key) -> Key:
-        return self.c.uf.find(key)
+        return self.model.alias_classes.find(key)
 
     def value(self, expr: ast.AST | None) -> Value | None:
         return self.evaluator.value(expr)
@@ -88,7 +88,7 @@ class ModuleFacts:
 
     def name_evidence(self, creation: Creation) -> Value | None:
         """What the names say: the creation's target, its data argument, or the field it fills."""
-        return name_evidence(self.c, self.tensors, creation)
+        return name_evidence(self.model, self.tensors, creation)
 
     def pointer_holding(self, creation: Creation) -> Value | None:
         """Pointer-holding by value or flow (RAW) or by name only (NAMED); None otherwise."""

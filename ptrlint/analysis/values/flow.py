@@ -35,12 +35,12 @@ class Flow:
     """Values of storage locations of one module (``facts.flow``), computed for the evaluator."""
 
     def __init__(self, model: SemanticModel, evaluator: Evaluator, tensors: TensorKinds) -> None:
-        self.c, self.e, self.tensors = model, evaluator, tensors
+        self.model, self.evaluator, self.tensors = model, evaluator, tensors
         self.view = model.view
         self.parameters = Parameters(model)
         self.results = FunctionResults(model, evaluator)
         self.dicts = Dicts(model, evaluator, self)
-        self.groups = model.uf.members()
+        self.groups = model.alias_classes.members()
         for creation in model.creations:
             target = model.targets.get(id(creation.call))
             if target is not None:
@@ -55,25 +55,25 @@ class Flow:
         self.passes, self.elements_of, self.copies_of = self.index_flows()
 
     def root(self, key: Key) -> Key:
-        return self.c.uf.find(key)
+        return self.model.alias_classes.find(key)
 
     def holding(self, creation: Creation) -> Value | None:
         """The value of what a creation makes: RAW, WRAPPED, NAMED (name evidence only) or INDEX."""
-        value = self.e.class_value(self.root(creation.key))
+        value = self.evaluator.class_value(self.root(creation.key))
         return replace(value, kind=Kind.SEQ, array=True) if value is not None else None
 
     def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]],
                                     dict[Key, list[Key]], dict[Key, list[Creation]]]:
-        c = self.c
+        model = self.model
         passes: dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]] = {}
         target: FunctionNode | ExternalFunction | None
-        names = {n[2] for n in c.functions} | {m for methods in c.class_methods.values() for m in methods}
-        for call in c.calls:
-            target = c.types.function_called(call.func) if attr_name(call.func) in names else None
+        names = {n[2] for n in model.functions} | {m for methods in model.class_methods.values() for m in methods}
+        for call in model.calls:
+            target = model.types.function_called(call.func) if attr_name(call.func) in names else None
             if target is not None:
                 pairs = self.results.bind_arguments(target, call)
             elif self.view is not None:
-                external = c.types.external_callee(call.func)
+                external = model.types.external_callee(call.func)
                 found = self.view.param_writes(external) if external else None
                 if found is None:
                     continue
@@ -84,28 +84,28 @@ class Flow:
             else:
                 continue
             for param, arg in pairs:
-                key = c.alias_key(arg)
+                key = model.alias_key(arg)
                 if key is not None:
                     passes.setdefault(self.root(key), []).append((target, param, call))
         containers: dict[Key, list[Key]] = {}  # an element's class -> the lists that hold it
-        for key, adds in c.adds.items():
+        for key, adds in model.adds.items():
             for binding in adds:
                 if binding.how == "expr":
-                    element = c.alias_key(binding.expr)
+                    element = model.alias_key(binding.expr)
                     if element is not None:
                         containers.setdefault(self.root(element), []).append(self.root(key))
-        for key, bindings in c.bindings.items():
+        for key, bindings in model.bindings.items():
             for binding in bindings:
                 if binding.how == "expr" and isinstance(binding.expr, (ast.List, ast.ListComp, ast.Tuple)):
                     items = [binding.expr.elt] if isinstance(binding.expr, ast.ListComp) else binding.expr.elts
                     for item in items:
-                        element = c.alias_key(item)
+                        element = model.alias_key(item)
                         if element is not None:
                             containers.setdefault(self.root(element), []).append(self.root(key))
         copies: dict[Key, list[Creation]] = {}
-        for creation in c.creations:
+        for creation in model.creations:
             if creation.like_source is not None:
-                source = c.alias_key(creation.like_source)
+                source = model.alias_key(creation.like_source)
                 if source is not None:
                     copies.setdefault(self.root(source), []).append(creation)
         return passes, containers, copies
@@ -113,29 +113,29 @@ class Flow:
     def key_value(self, key: Key | None) -> Value | None:
         if key is None:
             return None
-        for bound, _, _ in reversed(self.e.bound):
+        for bound, _, _ in reversed(self.evaluator.bound):
             if key in bound:
                 return bound[key]
-        return self.e.class_value(self.root(key))
+        return self.evaluator.class_value(self.root(key))
 
     def contributions(self, root: Key, writes_only: bool = False) -> Iterator[tuple[Value | None, bool | None]]:
         """Every value written into (or bound to) the class: ``(value, is_write)``; ``is_write`` is None for
         what the names of a creation say."""
-        c = self.c
+        model = self.model
         members = self.groups.get(root, [root])
         for key in members:
             yield from self.statement_writes(key)
             yield from self.call_writes(key)
-            creation = c.creation_by_id.get(key.call) if isinstance(key, CreationKey) else None
+            creation = model.creation_by_id.get(key.call) if isinstance(key, CreationKey) else None
             if creation is not None:
                 for part in (creation.data, creation.fill):
                     if part is not None:
-                        value = self.e.value(part)
+                        value = self.evaluator.value(part)
                         yield (value.as_kind(Kind.SEQ) if value is not None else None), True
                 for location in self.locations.get(creation.key, []):  # written through the names it was stored in
                     yield from self.contributions(location, writes_only=True)
             if isinstance(key, MemberKey) and self.view is not None:
-                qualname = c.types.class_qualname(key.owner)
+                qualname = model.types.class_qualname(key.owner)
                 if isinstance(key.owner, str):  # an attribute of a class of another module: its summary
                     if not writes_only:
                         yield self.view.attribute(key.owner, key.attr), False
@@ -148,8 +148,8 @@ class Flow:
 
     def statement_writes(self, key: Key) -> Iterator[tuple[Value | None, bool | None]]:
         """What the module's statements put into one location: appends, element stores and copies."""
-        for binding in self.c.adds.get(key, []):
-            value = self.e.value(binding.expr)
+        for binding in self.model.adds.get(key, []):
+            value = self.evaluator.value(binding.expr)
             if binding.how == "elem-of":
                 value = value if value is not None and value.kind is Kind.SEQ else None
                 yield (value.with_evidence(binding.node, "pointer values added here") if value and value.is_pointer
@@ -157,8 +157,8 @@ class Flow:
             else:
                 yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
                         if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
-        for binding in self.c.stores.get(key, []):
-            value = self.e.value(binding.expr)
+        for binding in self.model.stores.get(key, []):
+            value = self.evaluator.value(binding.expr)
             if binding.how == "seq" and value is not None and value.kind is not Kind.SEQ:
                 value = None
             yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
@@ -176,22 +176,22 @@ class Flow:
             if received is not None:
                 yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
         for container in self.elements_of.get(key, []):
-            for kind, out, source, call in self.c.gathers:
-                out_key = self.c.alias_key(out)
+            for kind, out, source, call in self.model.gathers:
+                out_key = self.model.alias_key(out)
                 if out_key is not None and self.root(out_key) == container:
-                    value = self.e.value(source)
+                    value = self.evaluator.value(source)
                     if value is not None and value.is_pointer:
                         yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
 
     def bound(self, key: Key, creation: Creation | None) -> Iterator[tuple[Value | None, bool | None]]:
         """What reading one location sees besides the writes: what the names of its creation say, the
         creations stored in it, the values bound to it and, for a parameter, what the module's calls pass."""
-        c = self.c
+        model = self.model
         if creation is not None:
-            named = name_evidence(self.c, self.tensors, creation)
+            named = name_evidence(self.model, self.tensors, creation)
             if named is not None:
                 yield named, None  # what the names say (None: neither a write nor a bound value)
-        stored = [self.holding(c.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in c.creation_by_id]
+        stored = [self.holding(model.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in model.creation_by_id]
         if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
             # a field that holds addresses for some instances and data for others (`handle.data`):
             # reading it says nothing about one read
@@ -199,37 +199,37 @@ class Flow:
         else:  # reading a location sees what was stored in it
             for value in stored:
                 yield value, False
-        for binding in c.bindings.get(key, []):
+        for binding in model.bindings.get(key, []):
             yield self.binding_value(binding), False
         if isinstance(key, NameKey):
             for argument in self.parameters.caller_arguments(key):  # a parameter: what the module's calls pass
-                yield self.e.value(argument), False
+                yield self.evaluator.value(argument), False
             named = self.parameters.names_table(key)
             if named is not None:
                 yield named, False
 
     def binding_value(self, binding: Binding) -> Value | None:
-        c = self.c
+        model = self.model
         if binding.how == "telem":
             assert isinstance(binding.expr, ast.Call)
-            target = c.types.function_called(binding.expr.func)
+            target = model.types.function_called(binding.expr.func)
             if target is not None:
                 return self.results.returned_value(target, binding.expr, binding.index)
-            source = _reordered(c, binding.expr)
+            source = _reordered(model, binding.expr)
             if source is not None:  # `values, order = torch.sort(ptrs)`: the values, then indices or counts
-                inner = self.e.value(source) if binding.index == 0 else INDEX_SEQ
+                inner = self.evaluator.value(source) if binding.index == 0 else INDEX_SEQ
                 return inner if inner is not None and inner.kind is Kind.SEQ else None
             position = tuple_address_position(attr_name(binding.expr.func))
             if position is not None:  # `err, ptr = cudart.cudaMalloc(n)`: item 1 is the address, item 0 the status
-                whole = self.e.value(binding.expr)
+                whole = self.evaluator.value(binding.expr)
                 return whole.as_kind(Kind.SCALAR) if whole is not None and binding.index == position else None
-            whole = self.e.value(binding.expr)  # `raddr, rkey = runtime.get_mr_info()`: a binding's results
+            whole = self.evaluator.value(binding.expr)  # `raddr, rkey = runtime.get_mr_info()`: a binding's results
             return whole if whole is not None and whole.origin is Origin.FOREIGN else None
         if binding.how == "index":
             return INDEX_SCALAR
-        if binding.how == "expr" and isinstance(binding.expr, ast.Call) and id(binding.expr) in c.creation_by_id:
+        if binding.how == "expr" and isinstance(binding.expr, ast.Call) and id(binding.expr) in model.creation_by_id:
             return None  # the creation itself: its class is this class
-        value = self.e.value(binding.expr)
+        value = self.evaluator.value(binding.expr)
         if binding.how == "elem":
             return value.as_kind(Kind.SCALAR) if value is not None and value.kind is Kind.SEQ else None
         return value
@@ -265,13 +265,13 @@ class Flow:
 _REORDERING = frozenset({"sort", "topk", "unique", "kthvalue", "mode", "max", "min", "unique_consecutive"})
 
 
-def _reordered(c: SemanticModel, call: ast.Call) -> ast.expr | None:
+def _reordered(model: SemanticModel, call: ast.Call) -> ast.expr | None:
     """What a torch/numpy call that returns (values, indices or counts) takes its values from:
     ``torch.sort(x)``, ``np.unique(x, return_counts=True)``, ``x.topk(k)``."""
     func = call.func
     if not isinstance(func, (ast.Name, ast.Attribute)):
         return None
-    qnames = c.qualified_names(func)
+    qnames = model.qualified_names(func)
     if qnames:
         library = {q.partition(".")[0] for q in qnames}
         if library & {"torch", "numpy"} and attr_name(func) in _REORDERING and call.args:

@@ -16,7 +16,7 @@ class Parameters:
     """Parameters of one module's functions (``facts.flow.parameters``)."""
 
     def __init__(self, model: SemanticModel) -> None:
-        self.c, self.names = model, model.options.names
+        self.model, self.names = model, model.options.names
         # parameters' functions by scope id, and the module's calls of each function (by its id)
         self._callers: tuple[dict[int, FunctionNode], dict[int, list[ast.Call]]] | None = None
 
@@ -24,14 +24,14 @@ class Parameters:
         """The arguments this module's calls of a module function pass for one of its parameters
         (``peer_table(staging_ptrs)``: ``addresses`` holds what ``staging_ptrs`` holds)."""
         if self._callers is None:
-            c = self.c
-            functions = [*c.functions.values(), *(m for ms in c.class_methods.values() for m in ms.values())]
-            scopes = {c.function_scopes[id(f)]: f for f in functions if id(f) in c.function_scopes}
+            model = self.model
+            functions = [*model.functions.values(), *(m for ms in model.class_methods.values() for m in ms.values())]
+            scopes = {model.function_scopes[id(f)]: f for f in functions if id(f) in model.function_scopes}
             names = {f.name for f in functions}
             calls: dict[int, list[ast.Call]] = {}
-            for call in c.calls:
+            for call in model.calls:
                 if attr_name(call.func) in names:
-                    target = c.types.function_called(call.func)
+                    target = model.types.function_called(call.func)
                     if target is not None:
                         calls.setdefault(id(target), []).append(call)
             self._callers = (scopes, calls)
@@ -39,7 +39,7 @@ class Parameters:
         function = scopes.get(key.scope)
         if function is None:
             return []
-        return [arg for call in calls.get(id(function), []) for name, arg in bind_arguments(function, call, self.c.method_kinds.get(id(function)) in ("instance", "class"))
+        return [arg for call in calls.get(id(function), []) for name, arg in bind_arguments(function, call, self.model.method_kinds.get(id(function)) in ("instance", "class"))
                 if name == key.name]
 
     def names_table(self, key: NameKey) -> Value | None:

@@ -31,29 +31,29 @@ class Substitution:
 
 def asks_unsigned(facts: ModuleFacts, creation: Creation) -> bool:
     """The call asks for an unsigned 64-bit dtype (what a substituting factory replaces)."""
-    return creation.dtype is not None and unsigned64(facts.c, creation.dtype)
+    return creation.dtype is not None and unsigned64(facts.model, creation.dtype)
 
 
 def substitutions(facts: ModuleFacts) -> Iterator[Substitution]:
-    c = facts.c
+    model = facts.model
     callers: dict[int, list[Creation]] = {}
-    for creation in c.creations:
+    for creation in model.creations:
         if creation.qname.startswith("factory:") and creation.factory is None and creation.substitutes:
-            function = c.types.function_called(creation.call.func)
+            function = model.types.function_called(creation.call.func)
             if function is not None:
                 callers.setdefault(id(function), []).append(creation)
     value: ast.expr | Value | None  # a patch's replacement, then a caller's pointer-holding value
-    for target, value in c.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
-        key = c.name_key(value) if isinstance(value, ast.Name) else None
-        function = c.functions.get(key) if isinstance(key, NameKey) else None
-        patched = c.qualified_names(target)
+    for target, value in model.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
+        key = model.name_key(value) if isinstance(value, ast.Name) else None
+        function = model.functions.get(key) if isinstance(key, NameKey) else None
+        patched = model.qualified_names(target)
         if function is not None and patched:
             callers.setdefault(id(function), []).extend(
-                cr for cr in c.creations if cr.qname in patched and cr.call.func is not value)
-    for key, function in c.functions.items():
-        if key.scope != id(c.module_scope):
+                cr for cr in model.creations if cr.qname in patched and cr.call.func is not value)
+    for key, function in model.functions.items():
+        if key.scope != id(model.module_scope):
             continue
-        found = factory_signature(c, function)
+        found = factory_signature(model, function)
         if found is None or found[1] is None:
             continue
         evidence: list[tuple[ast.AST | Location, str]] = []
@@ -63,8 +63,8 @@ def substitutions(facts: ModuleFacts) -> Iterator[Substitution]:
                 evidence.append((creation.call, f"asks for `{creation.dtype and ast.unparse(creation.dtype)}` "
                                                 f"for {_target(creation)}, which holds addresses"))
                 evidence.extend(value.evidence[:2])
-        if facts.view is not None and c.context.module:
-            qualname = f"{c.context.module}.{function.name}"
+        if facts.view is not None and model.context.module:
+            qualname = f"{model.context.module}.{function.name}"
             for value in facts.view.external_writes(qualname, REQUEST):
                 evidence.extend(value.evidence[:3])
         if evidence:

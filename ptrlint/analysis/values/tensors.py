@@ -18,7 +18,7 @@ class TensorKinds:
     """Array and tensor kinds of one module's expressions (``facts.tensors``)."""
 
     def __init__(self, model: SemanticModel) -> None:
-        self.c, self.view, self.options, self.names = model, model.view, model.options, model.options.names
+        self.model, self.view, self.options, self.names = model, model.view, model.options, model.options.names
         self._torch_memo: dict[Key, bool] = {}
         self._signed_memo: dict[Key, bool] = {}  # is_signed_numpy_array of a name or attribute
 
@@ -26,25 +26,25 @@ class TensorKinds:
         """Known to be a numpy array of a signed integer dtype (``np.arange(n)``, ``.astype(np.int64)``)."""
         if depth > 12:  # a chain of bindings this long is a cycle, or not worth following
             return False
-        c = self.c
+        model = self.model
         if isinstance(expr, ast.Call):
             func = expr.func
-            qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+            qnames = model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
             dtype = next((k.value for k in expr.keywords if k.arg == "dtype"), None)
             if qnames & {"numpy.arange", "numpy.indices"}:
-                return dtype is None or c.types.dtype_qname(dtype) is not None
-            creation = c.creation_by_id.get(id(expr))
+                return dtype is None or model.types.dtype_qname(dtype) is not None
+            creation = model.creation_by_id.get(id(expr))
             if creation is not None:
-                return creation.library == "numpy" and creation.dtype is not None and c.types.dtype_qname(creation.dtype) is not None
+                return creation.library == "numpy" and creation.dtype is not None and model.types.dtype_qname(creation.dtype) is not None
             if isinstance(func, ast.Attribute) and func.attr == "astype" and expr.args:
-                return c.types.dtype_qname(expr.args[0]) is not None
+                return model.types.dtype_qname(expr.args[0]) is not None
             return self._returns_signed_numpy(expr, None, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Add, ast.Sub, ast.FloorDiv)):
             return self.is_signed_numpy_array(expr.left, depth + 1) or self.is_signed_numpy_array(expr.right, depth + 1)
         if isinstance(expr, ast.Subscript):
             return self.is_signed_numpy_array(expr.value, depth + 1)
         if isinstance(expr, (ast.Name, ast.Attribute)):  # `ids`, `self.starts` (bound by another method)
-            key = c.key_of(expr)
+            key = model.key_of(expr)
             if key is None:
                 return False
             known = self._signed_memo.get(key)
@@ -52,7 +52,7 @@ class TensorKinds:
                 return known
             found = any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1)
                         or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1, b.index)
-                        for b in c.bindings.get(key, []))
+                        for b in model.bindings.get(key, []))
             if found or depth == 0:  # a yes holds with any budget; a no only with the whole one
                 self._signed_memo[key] = found
             return found
@@ -64,7 +64,7 @@ class TensorKinds:
         np.nonzero(mask)`` (intp indices)."""
         if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
             return False
-        qnames = self.c.qualified_names(call.func)
+        qnames = self.model.qualified_names(call.func)
         if qnames & _INDEX_TUPLES:
             return True
         if qnames & _ELEMENTWISE_TUPLES:
@@ -75,8 +75,8 @@ class TensorKinds:
         """A call of a function of this module every ``return`` of which gives a signed integer numpy array
         (``index``: item ``index`` of the tuple it returns): ``first = runs(ids)[1]``, ``s, first, n = runs(ids)``
         where ``runs`` ends ``return slots, ids[slots], ends - slots`` and ``ids`` is int64."""
-        function = self.c.types.function_called(call.func)
-        returned = self.c.returns.get(id(function), []) if function is not None else []
+        function = self.model.types.function_called(call.func)
+        returned = self.model.returns.get(id(function), []) if function is not None else []
         if index is not None:
             items = [ret.elts[index] for ret in returned if isinstance(ret, ast.Tuple) and index < len(ret.elts)
                      and not any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1])]
@@ -87,7 +87,7 @@ class TensorKinds:
 
     def is_torch_tensor(self, expr: ast.AST) -> bool:
         """Known to be a torch tensor: torch creation, ``torch.Tensor`` annotation, ``.cpu``/``.gpu`` of a factory."""
-        c = self.c
+        model = self.model
         if isinstance(expr, ast.Attribute) and expr.attr in ("cpu", "gpu"):
             return self.is_factory_value(expr.value)
         if isinstance(expr, ast.Attribute) and expr.attr in ("np", "T", "data"):
@@ -95,23 +95,23 @@ class TensorKinds:
         if isinstance(expr, ast.Subscript) and is_slice_subscript(expr):
             return self.is_torch_tensor(expr.value)
         if isinstance(expr, ast.Call):
-            creation = c.creation_by_id.get(id(expr))
+            creation = model.creation_by_id.get(id(expr))
             if creation is not None:
                 return creation.library == "torch"
             if isinstance(expr.func, ast.Attribute) and expr.func.attr in TENSOR_RESULT_METHODS:
                 return self.is_torch_tensor(expr.func.value)
             return False
-        key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) or entry_name(expr) else None
+        key = model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) or entry_name(expr) else None
         if key is None:
             return False
         if key in self._torch_memo:
             return self._torch_memo[key]
         self._torch_memo[key] = False
-        bindings = c.bindings.get(key, [])
+        bindings = model.bindings.get(key, [])
         if any(b.how == "expr" and self.is_python_list(b.expr) for b in bindings):
             result = False  # `ptrs = [0] * n` ... `ptrs = torch.tensor(ptrs)`: a list where it is written into
         else:
-            result = any(self.is_torch_annotation(a) for a in c.annotations.get(key, [])) or any(
+            result = any(self.is_torch_annotation(a) for a in model.annotations.get(key, [])) or any(
                 b.how == "expr" and self.is_torch_tensor(b.expr) for b in bindings
             )
         self._torch_memo[key] = result
@@ -124,7 +124,7 @@ class TensorKinds:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
             return isinstance(expr.left, ast.List) or isinstance(expr.right, ast.List)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
-            return "builtins.list" in self.c.qualified_names(expr.func)
+            return "builtins.list" in self.model.qualified_names(expr.func)
         return False
 
     def is_torch_annotation(self, annotation: ast.AST) -> bool:
@@ -134,7 +134,7 @@ class TensorKinds:
             return False
         annotation = parsed
         if isinstance(annotation, (ast.Name, ast.Attribute)):
-            return "torch.Tensor" in self.c.qualified_names(annotation)
+            return "torch.Tensor" in self.model.qualified_names(annotation)
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
             return self.is_torch_annotation(annotation.left) or self.is_torch_annotation(annotation.right)
         if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in ("Optional", "Union", "Annotated"):
@@ -145,10 +145,10 @@ class TensorKinds:
         return False
 
     def is_factory_value(self, expr: ast.AST) -> bool:
-        c = self.c
+        model = self.model
         if isinstance(expr, ast.Call):
             return attr_name(expr.func) in self.options.buffer_factories
-        key = c.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        key = model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         if key is None:
             return False
-        return any(b.how == "expr" and self.is_factory_value(b.expr) for b in c.bindings.get(key, []))
+        return any(b.how == "expr" and self.is_factory_value(b.expr) for b in model.bindings.get(key, []))

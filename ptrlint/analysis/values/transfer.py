@@ -37,13 +37,13 @@ class Transfer:
     """The transfer functions of one module's facts (``facts.transfer``): the evaluator's rule for an expression."""
 
     def __init__(self, model: SemanticModel, evaluator: Evaluator, flow: Flow) -> None:
-        self.c, self.e, self.flow = model, evaluator, flow
+        self.model, self.evaluator, self.flow = model, evaluator, flow
         self.view, self.options, self.names = model.view, model.options, model.options.names
         self.apis = AddressAPIs(model)
         self.arithmetic = Arithmetic(model, evaluator, flow)
 
     def compute(self, expr: ast.AST) -> Value | None:
-        c = self.c
+        model = self.model
         if isinstance(expr, ast.Constant):
             return INDEX_SCALAR if isinstance(expr.value, (int, float)) else None
         if isinstance(expr, ast.Call):
@@ -51,41 +51,41 @@ class Transfer:
         if isinstance(expr, ast.Attribute):
             return self.attribute_value(expr)
         if isinstance(expr, ast.Name):
-            return self.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
+            return self.flow.key_value(model.key_of(expr)) or self.imported_value(expr)
         if isinstance(expr, ast.Subscript):
             return self.subscript_value(expr)
         if isinstance(expr, ast.BinOp):
             return self.arithmetic.binop_value(expr)
         if isinstance(expr, ast.UnaryOp):
-            inner = self.e.value(expr.operand)
+            inner = self.evaluator.value(expr.operand)
             return inner if inner is not None and inner.origin is Origin.INDEX else None
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
             return self.elements_value(expr.elts, expr)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            inner = self.e.value(expr.elt)
+            inner = self.evaluator.value(expr.elt)
             return inner.as_kind(Kind.SEQ) if inner is not None else None
         if isinstance(expr, ast.IfExp):
-            body, orelse = self.e.value(expr.body), self.e.value(expr.orelse)
+            body, orelse = self.evaluator.value(expr.body), self.evaluator.value(expr.orelse)
             if Origin.WRAPPED in (getattr(body, "origin", None), getattr(orelse, "origin", None)):
                 wrapped = body if body is not None and body.origin is Origin.WRAPPED else orelse
                 return wrapped  # `v - 2**64 if v >= 2**63 else v`: the wrap is the point
             return strongest([body, orelse])
         if isinstance(expr, ast.Await):
-            return self.e.value(expr.value)
+            return self.evaluator.value(expr.value)
         if isinstance(expr, ast.NamedExpr):
-            return self.e.value(expr.value)
+            return self.evaluator.value(expr.value)
         if isinstance(expr, ast.Starred):
-            return self.e.value(expr.value)
+            return self.evaluator.value(expr.value)
         return None
 
     def elements_value(self, elements: list[ast.expr], node: ast.AST) -> Value | None:
         values: list[Value | None] = []
         for element in elements:
             if isinstance(element, ast.Starred):
-                inner = self.e.value(element.value)
+                inner = self.evaluator.value(element.value)
                 values.append(inner if inner is not None and inner.kind is Kind.SEQ else None)
             else:
-                values.append(self.e.value(element))
+                values.append(self.evaluator.value(element))
         best = strongest(values)
         if best is None:
             return None
@@ -94,21 +94,21 @@ class Transfer:
         return best.as_kind(Kind.SEQ)
 
     def attribute_value(self, expr: ast.Attribute) -> Value | None:
-        c = self.c
+        model = self.model
         attr = expr.attr
         base = expr.value
         if attr == "data" and isinstance(base, ast.Attribute) and base.attr == "ctypes":
             return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.ctypes.data`"),))
         if attr == "value" and isinstance(base, ast.Call):
-            qnames = c.qualified_names(base.func)
+            qnames = model.qualified_names(base.func)
             if "ctypes.cast" in qnames:
                 return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `ctypes.cast(...).value`"),))
             if qnames & CTYPES_SIGNED64_QNAMES and base.args:
-                inner = self.e.value(base.args[0])
+                inner = self.evaluator.value(base.args[0])
                 if inner is not None and inner.is_pointer:
                     return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here"))
             if any(q.startswith("ctypes.c_") for q in qnames) and base.args:
-                return self.e.value(base.args[0])
+                return self.evaluator.value(base.args[0])
         if attr == "data_ptr":  # read as a value, not called: a property that returns the address
             return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.data_ptr` (a property)"),))
         if attr in KNOWN_ADDRESS_ATTRIBUTES:
@@ -120,16 +120,16 @@ class Transfer:
         if attr in _SIZE_ATTRIBUTES:
             return INDEX_SEQ if attr in ("shape", "strides") else INDEX_SCALAR
         if attr in VIEW_ATTRIBUTES:
-            inner = self.e.value(base)
+            inner = self.evaluator.value(base)
             if inner is not None and inner.kind is Kind.SEQ:
                 return inner
-        return self.flow.key_value(c.key_of(expr)) or self.imported_value(expr)
+        return self.flow.key_value(model.key_of(expr)) or self.imported_value(expr)
 
     def imported_value(self, expr: ast.Name | ast.Attribute) -> Value | None:
         """A module-level name of another project module (``from .tables import BASES``, ``tables.BASES``)."""
         if self.view is None:
             return None
-        for qname in self.c.qualified_names(expr):
+        for qname in self.model.qualified_names(expr):
             value = self.view.name(qname)
             if value is not None:
                 return value
@@ -138,7 +138,7 @@ class Transfer:
     def subscript_value(self, expr: ast.Subscript) -> Value | None:
         inner_value = expr.value
         if entry_name(expr) is not None:  # `d["ptrs"]`: what that entry holds, never another entry's values
-            return self.flow.key_value(self.c.key_of(expr))
+            return self.flow.key_value(self.model.key_of(expr))
         if isinstance(inner_value, ast.Call) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             position = tuple_address_position(attr_name(inner_value.func))
             if position is not None and expr.slice.value != position:
@@ -155,7 +155,7 @@ class Transfer:
                 return wrapped
         if not is_slice_subscript(expr) and (self.flow.dicts.entries(inner_value) or self.flow.dicts.comprehensions(inner_value)):
             return self.flow.dicts.any_entry(inner_value)  # `ptrs[name]` with a computed key
-        inner = self.e.value(inner_value)
+        inner = self.evaluator.value(inner_value)
         if inner is None or inner.kind is not Kind.SEQ:
             return None
         if is_slice_subscript(expr):
@@ -172,7 +172,7 @@ class Transfer:
             return None
         if dotted(packed.func) not in ("struct.pack", "pack") or len(packed.args) < 2:
             return None
-        inner = self.e.value(packed.args[1])
+        inner = self.evaluator.value(packed.args[1])
         if inner is not None and inner.is_pointer:
             return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, unpack, "reinterpreted as signed here"))
         return None
@@ -180,39 +180,39 @@ class Transfer:
     def method_value(self, call: ast.Call, func: ast.Attribute, args: list[ast.expr]) -> object:
         """The value of a method call the method's name decides (``data_ptr()``, ``tolist()``, ``item()``,
         ``view(torch.int64)``, a dict's ``values()``), or ``_NOT_A_METHOD`` when the name decides nothing."""
-        c = self.c
+        model = self.model
         method = func.attr
         if method == "data_ptr" and not call.args and not call.keywords:
             return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `data_ptr()`"),))
         if method in POINTER_METHODS and not call.args and not call.keywords:
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{method}()`"),))
-        if method == "view" and args and c.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
-            inner = self.e.value(func.value)
+        if method == "view" and args and model.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
+            inner = self.evaluator.value(func.value)
             if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
                 return Value(Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here"))
             return None
         if method in PASSTHROUGH_METHODS:
-            inner = self.e.value(func.value)
+            inner = self.evaluator.value(func.value)
             if inner is not None and inner.kind is Kind.SEQ:
                 return replace(inner, array=False) if method == "tolist" else inner  # a list of Python ints
             return None
         if method == "item":
-            inner = self.e.value(func.value)
+            inner = self.evaluator.value(func.value)
             return replace(inner, kind=Kind.SCALAR, python_int=True) if inner is not None else None
         if method in ("values", "items", "keys") and not call.args:  # a dict's entries (or keys), joined
             joined = self.flow.dicts.dict_part(func.value, keys=method == "keys")
             if joined is not None:
                 return joined.as_kind(Kind.SEQ)
         if method in ("get", "setdefault", "pop") and args and string_value(args[0]) is not None:
-            base = c.key_of(func.value)
+            base = model.key_of(func.value)
             if base is not None:  # `d.get("ptrs")`: that entry
-                return self.flow.key_value(c.attribute_key(base, f"[{string_value(args[0])}]"))
+                return self.flow.key_value(model.attribute_key(base, f"[{string_value(args[0])}]"))
         if method in _SIZE_METHODS:
             return INDEX_SCALAR
         return _NOT_A_METHOD
 
     def call_value(self, call: ast.Call) -> Value | None:
-        c = self.c
+        model = self.model
         func = call.func
         args = positional(call)
         inner: Value | list[Value | None] | None  # an argument's value, or every argument's
@@ -220,7 +220,7 @@ class Transfer:
             method = self.method_value(call, func, args)
             if method is not _NOT_A_METHOD:
                 return method  # type: ignore[return-value]
-        qnames = c.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
+        qnames = model.qualified_names(func) if isinstance(func, (ast.Name, ast.Attribute)) else set()
         last = attr_name(func)
         if "ctypes.addressof" in qnames:
             return Value(Kind.SCALAR, Origin.RAW, ((call, "pointer value: `ctypes.addressof()`"),))
@@ -231,34 +231,34 @@ class Transfer:
         if funcs and (last in self.options.pointer_function_names or qnames & funcs):
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: configured pointer function `{last}()`"),))
         if qnames & {"builtins.int"} and args:
-            return self.e.value(args[0])
+            return self.evaluator.value(args[0])
         if qnames & {"numpy.uint64", "numpy.int64", "numpy.intp", "numpy.longlong"} and args:
-            inner = self.e.value(args[0])
+            inner = self.evaluator.value(args[0])
             return replace(inner, python_int=False) if inner is not None else None
         if qnames & {"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed"} and args:
-            inner = self.e.value(args[0])
+            inner = self.evaluator.value(args[0])
             return inner if inner is not None and inner.kind is Kind.SEQ else None
         if qnames & {"builtins.zip", "itertools.chain", "itertools.chain.from_iterable"} and args:
-            return _together([self.e.value(a) for a in args])  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
+            return _together([self.evaluator.value(a) for a in args])  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
         if qnames & {"builtins.max", "builtins.min", "builtins.sum", "builtins.abs", "builtins.round"} and args:
-            inner = [self.e.value(a) for a in args]
+            inner = [self.evaluator.value(a) for a in args]
             return INDEX_SCALAR if all(v is not None and v.origin is Origin.INDEX for v in inner) else None
         if qnames & {"torch.cat", "torch.stack", "numpy.concatenate", "numpy.stack"} and args:
-            inner = self.e.value(args[0])
+            inner = self.evaluator.value(args[0])
             return inner.as_kind(Kind.SEQ) if inner is not None else None
         if qnames & _INDEX_FUNCTIONS:
             if "builtins.len" in qnames:
                 return INDEX_SCALAR
             return INDEX_SEQ if "builtins.range" in qnames else INDEX_ARRAY
-        creation = c.creation_by_id.get(id(call))
+        creation = model.creation_by_id.get(id(call))
         if creation is not None:
             return self.flow.holding(creation)
-        target = c.types.function_called(func)
+        target = model.types.function_called(func)
         returned = self.flow.results.returned_value(target, call) if target is not None else None
         if returned is not None:
             return returned
         if self.view is not None and target is None:
-            external = c.types.external_callee(func)
+            external = model.types.external_callee(func)
             value = self.view.function(external) if external else None
             if value is not None:
                 return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
