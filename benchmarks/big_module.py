@@ -87,7 +87,7 @@ def _dict(i: int) -> str:
         f'"dtype": "float16", "enabled": {j % 2 == 0}}}'
         for j in range(24)
     )
-    return f'''
+    return f"""
 KERNELS_{i}: dict[str, dict[str, Any]] = {{
 {rows},
 }}
@@ -98,34 +98,34 @@ def lookup_{i}(name: str, default: Any = None) -> Any:
     if entry is None:
         return default
     return {{**entry, "name": name}}
-'''
+"""
 
 
 def _binding(i: int) -> str:
     fields = [f"f{j}" for j in range(12)]
     slots = ", ".join(f'"_{f}"' for f in fields)
     methods = "\n".join(
-        f'''
+        f"""
     def get_{f}(self) -> int:
         return self._{f}
 
     def set_{f}(self, value: int) -> None:
         self._{f} = int(value)
-'''
+"""
         for f in fields
     )
-    return f'''
+    return f"""
 class Binding{i}:
     __slots__ = ({slots},)
 
     def __init__(self) -> None:
 {chr(10).join(f"        self._{f} = 0" for f in fields)}
 {methods}
-'''
+"""
 
 
 def _function(i: int) -> str:
-    return f'''
+    return f"""
 def transform_{i}(values: list[int], scale: int = {i % 7 + 1}) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {{}}
     for index, value in enumerate(values):
@@ -137,38 +137,51 @@ def transform_{i}(values: list[int], scale: int = {i % 7 + 1}) -> dict[int, list
         totals[best] //= 2
         best = max(totals, key=totals.__getitem__)
     return {{k: sorted(v) for k, v in out.items() if k in totals}}
-'''
+"""
 
 
 def _table(i: int) -> str:
     shape = i % 4
     if shape == 0:
-        return f'''
+        return f"""
 def pointer_table_{i}(tensors: list[torch.Tensor], device: str) -> torch.Tensor:
     return torch.tensor([t.data_ptr() for t in tensors], dtype=torch.int64, device=device)
-'''
+"""
     if shape == 1:
-        return f'''
+        return f"""
 def address_array_{i}(buffers: list[torch.Tensor]) -> np.ndarray:
     return np.array([b.data_ptr() for b in buffers], dtype=np.int64)
-'''
+"""
     if shape == 2:
-        return f'''
+        return f"""
 def filled_table_{i}(layers: list[torch.Tensor]) -> torch.Tensor:
     table = torch.zeros(len(layers), dtype=torch.int64)
     for n, layer in enumerate(layers):
         table[n] = layer.data_ptr()
     return table
-'''
-    return f'''
+"""
+    return f"""
 def cast_table_{i}(ptrs: list[int]) -> torch.Tensor:
     addresses = torch.tensor(ptrs, dtype=torch.uint64)
     return addresses.to(torch.int64)
-'''
+"""
 
 
-SHAPES = (_class, _dict, _binding, _function, _class, _dict, _binding, _function, _class, _dict, _binding, _function,
-          _table)
+SHAPES = (
+    _class,
+    _dict,
+    _binding,
+    _function,
+    _class,
+    _dict,
+    _binding,
+    _function,
+    _class,
+    _dict,
+    _binding,
+    _function,
+    _table,
+)
 
 
 def generate(size_bytes: int) -> str:
@@ -228,11 +241,13 @@ def bench_size(mb: int, args: argparse.Namespace, tools: dict[str, str]) -> dict
                 prepare()
             memory[name] = peak_rss(cmd, work)
         fresh()
-        findings = subprocess.run(ptrlint + ["--output-format", "json", str(source)], cwd=work, capture_output=True,
-                                  text=True)
+        findings = subprocess.run(
+            ptrlint + ["--output-format", "json", str(source)], cwd=work, capture_output=True, text=True
+        )
         fixed = subprocess.run(ptrlint + ["--fix", str(target)], cwd=work, capture_output=True, text=True)
-        left = subprocess.run(ptrlint + ["--output-format", "json", str(target)], cwd=work, capture_output=True,
-                              text=True)
+        left = subprocess.run(
+            ptrlint + ["--output-format", "json", str(target)], cwd=work, capture_output=True, text=True
+        )
         return {
             "mb": mb,
             "bytes": len(text.encode()),
@@ -272,7 +287,7 @@ def markdown(result: dict) -> str:
     lines += [
         "",
         "Targets (issues 44, 56): on the 5 MB module, lint <= 5x ruff and <= 400 MB; fix <= 3x ptrlint's lint "
-        "and <= 600 MB. \"Imported\": the module in a package whose `__init__.py` imports two of its names "
+        'and <= 600 MB. "Imported": the module in a package whose `__init__.py` imports two of its names '
         "(the package linted): other modules read it, so its summary is kept, and it is still cut to its "
         "relevant statements unless another module asks for a name the cut left out (ptrlint/relevance.py).",
         "",

@@ -43,8 +43,8 @@ def build(n: int, size: int, seed: int = 0):
     src_ptrs = np.array([src.data_ptr() + p * size for p in perm_s], dtype=np.uint64)
     dst_ptrs = np.array([dst.data_ptr() + p * size for p in perm_d], dtype=np.uint64)
     sizes = np.full(n, size, dtype=np.int32)
-    src_views = [src[p * size:(p + 1) * size] for p in perm_s]
-    dst_views = [dst[p * size:(p + 1) * size] for p in perm_d]
+    src_views = [src[p * size : (p + 1) * size] for p in perm_s]
+    dst_views = [dst[p * size : (p + 1) * size] for p in perm_d]
     regions = MemoryRegions()
     regions.add(src)
     regions.add(dst)
@@ -120,7 +120,7 @@ def human(size: int) -> str:
 def markdown(result: dict) -> str:
     out = [
         f"CPU, {result['threads']} torch thread, best-of rounds (GB/s; x = ratio to the contiguous memmove ceiling). "
-        f"Guard overhead = median time vs `check=\"off\"`. {result['date']}, torch {result['torch']}.",
+        f'Guard overhead = median time vs `check="off"`. {result["date"]}, torch {result["torch"]}.',
         "",
         "| N | S | ceiling | off | fast | strict | copy_ loop | _foreach_copy_ | fast overhead | strict overhead | off per-entry |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -174,7 +174,10 @@ def main() -> int:
                 continue
             row = measure(n, size, args.quick)
             rows.append(row)
-            print(json.dumps({k: row[k] for k in ("entries", "entry_bytes", "gbps_best", "guard_overhead_vs_off")}), flush=True)
+            print(
+                json.dumps({k: row[k] for k in ("entries", "entry_bytes", "gbps_best", "guard_overhead_vs_off")}),
+                flush=True,
+            )
     result = {
         "python": platform.python_version(),
         "torch": torch.__version__,

@@ -44,8 +44,13 @@ def lint(tree: Path, *args: str, seed: int | None = None, hash_seed: str = "0") 
     env["PYTHONPATH"] = str(REPO)
     if seed is not None:
         env["PTRLINT_TEST_PERMUTE"] = str(seed)
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--exit-zero", "--output-format", "json", *args],
-                          cwd=tree, capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--exit-zero", "--output-format", "json", *args],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"ptrlint failed on {tree}: {proc.stderr[-800:]}")
     return proc.stdout
@@ -75,8 +80,13 @@ def check_tree(name: str, seeds: int) -> dict:
             for seed in range(1, seeds + 1):
                 hash_seed = "random" if seed % 2 else str(seed)
                 out = lint(tree, "--no-cache", "-j", jobs, ".", seed=seed, hash_seed=hash_seed)
-                runs.append({"run": f"cold -j{jobs}, permuted (seed {seed}), PYTHONHASHSEED={hash_seed}",
-                             "digest": digest(out), "same": out == reference})
+                runs.append(
+                    {
+                        "run": f"cold -j{jobs}, permuted (seed {seed}), PYTHONHASHSEED={hash_seed}",
+                        "digest": digest(out),
+                        "same": out == reference,
+                    }
+                )
         for label, jobs, touch in (("cache filled", "2", False), ("warm", "1", False), ("partly warm", "2", True)):
             if touch:
                 stamp = time.time() - 30
@@ -97,10 +107,16 @@ def check_tree(name: str, seeds: int) -> dict:
                 elif BOLDNESS[found] > BOLDNESS[whole[key]]:
                     bolder.append(f"{key[0]}:{key[1]} {key[2]}: {found} alone, {whole[key]} in the tree")
             missing_alone += len([k for k in whole if k[0] == path and k not in alone])
-        return {"requirement": TREES[name][0], "findings": len(findings), "runs": runs,
-                "identical": all(r["same"] for r in runs), "files_alone": len({f["path"] for f in findings}),
-                "bolder_alone": bolder, "found_only_in_the_tree": missing_alone,
-                "seconds": round(time.perf_counter() - start, 1)}
+        return {
+            "requirement": TREES[name][0],
+            "findings": len(findings),
+            "runs": runs,
+            "identical": all(r["same"] for r in runs),
+            "files_alone": len({f["path"] for f in findings}),
+            "bolder_alone": bolder,
+            "found_only_in_the_tree": missing_alone,
+            "seconds": round(time.perf_counter() - start, 1),
+        }
 
 
 def main() -> int:
@@ -109,23 +125,36 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=3, help="permutation seeds per job count")
     args = ap.parse_args()
     lint_speed.WHEELS.update(TREES)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    report = {"commit": commit, "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
-              "trees": {name: check_tree(name, args.seeds) for name in args.trees}}
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    report = {
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d"),
+        "cpus": os.cpu_count(),
+        "trees": {name: check_tree(name, args.seeds) for name in args.trees},
+    }
     out = HERE / "results"
     (out / "determinism.json").write_text(json.dumps(report, indent=1) + "\n")
-    lines = ["# Determinism on real trees", "",
-             f"`python benchmarks/determinism.py` at {commit} ({report['date']}, {report['cpus']} CPUs). Every run's JSON "
-             "is compared byte for byte with the first (cold, `-j1`); each file with a finding is then linted alone.", "",
-             "| tree | findings | runs | identical | files linted alone | bolder fix alone | found only in the tree | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Determinism on real trees",
+        "",
+        f"`python benchmarks/determinism.py` at {commit} ({report['date']}, {report['cpus']} CPUs). Every run's JSON "
+        "is compared byte for byte with the first (cold, `-j1`); each file with a finding is then linted alone.",
+        "",
+        "| tree | findings | runs | identical | files linted alone | bolder fix alone | found only in the tree | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for entry in report["trees"].values():
-        lines.append(f"| {entry['requirement']} | {entry['findings']} | {len(entry['runs'])} | "
-                     f"{'yes' if entry['identical'] else '**no**'} | {entry['files_alone']} | {len(entry['bolder_alone'])} | "
-                     f"{entry['found_only_in_the_tree']} | {entry['seconds']} |")
+        lines.append(
+            f"| {entry['requirement']} | {entry['findings']} | {len(entry['runs'])} | "
+            f"{'yes' if entry['identical'] else '**no**'} | {entry['files_alone']} | {len(entry['bolder_alone'])} | "
+            f"{entry['found_only_in_the_tree']} | {entry['seconds']} |"
+        )
     for entry in report["trees"].values():
         lines += ["", f"## {entry['requirement']}", ""] + [
-            f"- {r['run']}: `{r['digest']}`{'' if r['same'] else ' **differs**'}" for r in entry["runs"]]
+            f"- {r['run']}: `{r['digest']}`{'' if r['same'] else ' **differs**'}" for r in entry["runs"]
+        ]
         lines += [f"- bolder alone: {b}" for b in entry["bolder_alone"]]
     (out / "determinism.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

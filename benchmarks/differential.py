@@ -40,8 +40,11 @@ SMALL_TREES = {
     "corpus-v3": SHARED / "corpus" / "v3" / "cases",
     "cross_module": SHARED / "corpus" / "cross_module",
 }
-REAL_TREES = {"sglang": ("sglang==0.5.23", "sglang"), "flashinfer": ("flashinfer-python==0.7.2.post1", "flashinfer"),
-              "vllm": ("vllm==0.33.0", "vllm")}
+REAL_TREES = {
+    "sglang": ("sglang==0.5.23", "sglang"),
+    "flashinfer": ("flashinfer-python==0.7.2.post1", "flashinfer"),
+    "vllm": ("vllm==0.33.0", "vllm"),
+}
 
 
 def command_for(checkout: Path) -> list[str]:
@@ -53,9 +56,14 @@ def command_for(checkout: Path) -> list[str]:
 def _run(cmd: list[str], tree: Path, *args: str) -> str:
     # run from the tree's parent with a relative name: the paths in the output do not depend on
     # where the tree lives; a copy outside any project keeps this repository's pyproject out of it
-    proc = subprocess.run([*cmd, "--no-cache", "--exit-zero", *args, tree.name], cwd=tree.parent,
-                          capture_output=True, text=True, timeout=3600,
-                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    proc = subprocess.run(
+        [*cmd, "--no-cache", "--exit-zero", *args, tree.name],
+        cwd=tree.parent,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(cmd)} on {tree}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
     return proc.stdout
@@ -70,10 +78,12 @@ def snapshot(cmd: list[str], tree: Path) -> dict[str, str]:
     current = None
     for line in diff.splitlines(keepends=True):
         if line.startswith("--- a/"):
-            current = line[len("--- a/"):].rstrip("\n")
+            current = line[len("--- a/") :].rstrip("\n")
         if current is not None:
             per_file.setdefault(current, []).append(line)
-    return {path: "".join(x if x.endswith("\n") else x + "\n" for x in lines) for path, lines in sorted(per_file.items())}
+    return {
+        path: "".join(x if x.endswith("\n") else x + "\n" for x in lines) for path, lines in sorted(per_file.items())
+    }
 
 
 def digests(snap: dict[str, str]) -> dict[str, str]:
@@ -87,8 +97,9 @@ def compare(before: dict[str, str], after: dict[str, str]) -> list[str]:
 
 def _worktree(revision: str) -> Path:
     where = Path(tempfile.mkdtemp(prefix="ptrlint-baseline-"))
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(where), revision],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(where), revision], check=True, capture_output=True
+    )
     return where
 
 
@@ -111,13 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.real:  # linted from a copy outside this repository, as a user would (no pyproject above it)
         for name in REAL_TREES:
             trees[name] = Path(shutil.copytree(_real_tree(name), scratch / name / REAL_TREES[name][1]))
-    revision = subprocess.run(["git", "-C", str(REPO), "rev-parse", args.baseline], capture_output=True, text=True,
-                              check=True).stdout.strip()
+    revision = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", args.baseline], capture_output=True, text=True, check=True
+    ).stdout.strip()
     saved = Path(tempfile.gettempdir()) / "ptrlint-differential" / revision  # a baseline's snapshots never change
     saved.mkdir(parents=True, exist_ok=True)
     baseline = _worktree(revision)
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     rows, failed = [], False
     try:
         for name, tree in trees.items():
@@ -132,11 +145,15 @@ def main(argv: list[str] | None = None) -> int:
             differing = compare(before, after)
             failed |= bool(differing)
             findings = sum(text.count('"code": ') for text in after.values())
-            rows.append(f"| {name} | {len(after)} | {findings} | {'identical' if not differing else ', '.join(differing[:5])} "
-                        f"| {time.perf_counter() - started:.0f} s |")
+            rows.append(
+                f"| {name} | {len(after)} | {findings} | {'identical' if not differing else ', '.join(differing[:5])} "
+                f"| {time.perf_counter() - started:.0f} s |"
+            )
             print(rows[-1], flush=True)
             for path in differing[:3]:
-                print(f"--- {path} (baseline)\n{before.get(path, '')}\n+++ {path} (this checkout)\n{after.get(path, '')}")
+                print(
+                    f"--- {path} (baseline)\n{before.get(path, '')}\n+++ {path} (this checkout)\n{after.get(path, '')}"
+                )
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -144,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# Differential check: {args.baseline} (baseline) against {head or 'this checkout'}\n\n"
         "Default settings (project index on), `--output-format json --unsafe-fixes` and `--diff --unsafe-fixes`, "
         "compared byte for byte per file (`benchmarks/differential.py`).\n\n"
-        "| tree | files with output | findings | result | time |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+        "| tree | files with output | findings | result | time |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
     return 1 if failed else 0
 
 

@@ -34,8 +34,13 @@ def findings(tree: Path, pythonpath: str | None = None) -> list[dict]:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--exit-zero",
-                           "--output-format", "json", "."], cwd=tree, capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--exit-zero", "--output-format", "json", "."],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"ptrlint failed on {tree}: {proc.stderr[-500:]}")
     return json.loads(proc.stdout or "[]")
@@ -79,25 +84,41 @@ def main() -> int:
         baseline = None
         if args.baseline:
             baseline = Path(tmp) / "baseline"
-            subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline], cwd=REPO, check=True,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(baseline), args.baseline],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+            )
         try:
             for name in args.trees:
                 package = lint_speed.wheel_tree(name)
                 tree = Path(tmp) / name  # a copy outside this repository (its pyproject.toml is not the tree's)
                 shutil.copytree(package, tree / package.name)
                 now = findings(tree)
-                entry: dict = {"findings": [
-                    {"where": f"{f['path']}:{f['line']}", "code": f["code"], "kind": kind(f),
-                     "title": f["fix"]["title"] if f["fix"] else ""} for f in now], "counts": counts(now)}
+                entry: dict = {
+                    "findings": [
+                        {
+                            "where": f"{f['path']}:{f['line']}",
+                            "code": f["code"],
+                            "kind": kind(f),
+                            "title": f["fix"]["title"] if f["fix"] else "",
+                        }
+                        for f in now
+                    ],
+                    "counts": counts(now),
+                }
                 if baseline is not None:
                     before = findings(tree, str(baseline))
                     key = lambda f: (f["path"], f["line"], f["code"])  # noqa: E731
                     old, new = {key(f): kind(f) for f in before}, {key(f): kind(f) for f in now}
                     entry["added"] = [f"{p}:{line} {c}" for p, line, c in sorted(new.keys() - old.keys())]
                     entry["removed"] = [f"{p}:{line} {c}" for p, line, c in sorted(old.keys() - new.keys())]
-                    entry["changed"] = [f"{p}:{line} {c}: {old[(p, line, c)]} -> {new[(p, line, c)]}"
-                                        for p, line, c in sorted(old.keys() & new.keys()) if old[(p, line, c)] != new[(p, line, c)]]
+                    entry["changed"] = [
+                        f"{p}:{line} {c}: {old[(p, line, c)]} -> {new[(p, line, c)]}"
+                        for p, line, c in sorted(old.keys() & new.keys())
+                        if old[(p, line, c)] != new[(p, line, c)]
+                    ]
                     entry["baseline_count"] = len(before)
                     entry["baseline_counts"] = counts(before)
                 report[name] = entry
@@ -106,25 +127,50 @@ def main() -> int:
                 subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=REPO, capture_output=True)
     out = HERE / "results"
     (out / "fix_review.json").write_text(json.dumps(report, indent=1) + "\n")
-    lines = ["# Fixes on real trees, by kind and deciding consumer", "",
-             f"`python benchmarks/fix_review.py{' --baseline ' + args.baseline if args.baseline else ''}`", ""]
+    lines = [
+        "# Fixes on real trees, by kind and deciding consumer",
+        "",
+        f"`python benchmarks/fix_review.py{' --baseline ' + args.baseline if args.baseline else ''}`",
+        "",
+    ]
     if args.baseline:
-        lines += [f"Counts by fix kind, at the baseline {args.baseline} (before) and now (after):", "",
-                  "| tree | findings | " + " | ".join(KINDS) + " |", "|---|---|" + "---|" * len(KINDS)]
+        lines += [
+            f"Counts by fix kind, at the baseline {args.baseline} (before) and now (after):",
+            "",
+            "| tree | findings | " + " | ".join(KINDS) + " |",
+            "|---|---|" + "---|" * len(KINDS),
+        ]
         for name, entry in report.items():
-            for label, found, total in (("before", entry["baseline_counts"], entry["baseline_count"]),
-                                        ("after", entry["counts"], len(entry["findings"]))):
-                lines.append(f"| {TREES[name][0]} ({label}) | {total} | " + " | ".join(str(found.get(k, 0)) for k in KINDS) + " |")
+            for label, found, total in (
+                ("before", entry["baseline_counts"], entry["baseline_count"]),
+                ("after", entry["counts"], len(entry["findings"])),
+            ):
+                lines.append(
+                    f"| {TREES[name][0]} ({label}) | {total} | "
+                    + " | ".join(str(found.get(k, 0)) for k in KINDS)
+                    + " |"
+                )
         lines.append("")
     for name, entry in report.items():
         found = entry["counts"]
-        lines += [f"## {TREES[name][0]}: {len(entry['findings'])} findings "
-                  f"({', '.join(f'{k} {v}' for k, v in found.items() if v)})", "",
-                  "| where | code | fix | title (the consumer that chose it) |", "|---|---|---|---|"]
-        lines += [f"| `{f['where']}` | {f['code']} | {f['kind']} | {f['title'].replace('|', '/')} |" for f in entry["findings"]]
+        lines += [
+            f"## {TREES[name][0]}: {len(entry['findings'])} findings "
+            f"({', '.join(f'{k} {v}' for k, v in found.items() if v)})",
+            "",
+            "| where | code | fix | title (the consumer that chose it) |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| `{f['where']}` | {f['code']} | {f['kind']} | {f['title'].replace('|', '/')} |"
+            for f in entry["findings"]
+        ]
         if "added" in entry:
-            lines += ["", f"Against the baseline ({entry['baseline_count']} findings): added "
-                      f"{len(entry['added'])}, removed {len(entry['removed'])}, fix changed {len(entry['changed'])}.", ""]
+            lines += [
+                "",
+                f"Against the baseline ({entry['baseline_count']} findings): added "
+                f"{len(entry['added'])}, removed {len(entry['removed'])}, fix changed {len(entry['changed'])}.",
+                "",
+            ]
             lines += [f"- added `{a}`" for a in entry["added"]] + [f"- removed `{r}`" for r in entry["removed"]]
             lines += [f"- changed `{c}`" for c in entry["changed"]]
         lines.append("")

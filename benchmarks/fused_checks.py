@@ -67,9 +67,14 @@ def build(states: int) -> tuple[Context, torch.Tensor]:
     table = torch.zeros(4, BLOCKS, dtype=torch.int32)
     as_table = lambda ts: torch.tensor([_i64(t.data_ptr()) for t in ts], dtype=torch.int64)  # noqa: E731
     ctx = Context(as_table(tensors), as_table([table]), as_table([table]), num_states=states)
-    fused.record_targets(ctx, {"state_base_addrs": targets,
-                               "block_table_ptrs": fused.block_table_targets([table], "block table"),
-                               "aligned_index_block_table_ptrs": fused.block_table_targets([table], "aligned")})
+    fused.record_targets(
+        ctx,
+        {
+            "state_base_addrs": targets,
+            "block_table_ptrs": fused.block_table_targets([table], "block table"),
+            "aligned_index_block_table_ptrs": fused.block_table_targets([table], "aligned"),
+        },
+    )
     default_regions().add(pages, "states")
     default_regions().add(table, "block table")
     return ctx, pages
@@ -98,9 +103,14 @@ def measure(states: int, rounds: int, repeat: int) -> dict:
             samples[name].append(timed(call, repeat))
     best = {name: min(values) * 1e6 for name, values in samples.items()}
     median = {name: statistics.median(values) * 1e6 for name, values in samples.items()}
-    return {"states": states, "anchor_bytes": dst.nbytes, "best_us": best, "median_us": median,
-            "added_us": {level: best[level] - best["unguarded"] for level in ("fast", "strict")},
-            "added_vs_anchor": {level: (best[level] - best["unguarded"]) / best["anchor"] for level in ("fast", "strict")}}
+    return {
+        "states": states,
+        "anchor_bytes": dst.nbytes,
+        "best_us": best,
+        "median_us": median,
+        "added_us": {level: best[level] - best["unguarded"] for level in ("fast", "strict")},
+        "added_vs_anchor": {level: (best[level] - best["unguarded"]) / best["anchor"] for level in ("fast", "strict")},
+    }
 
 
 def main() -> int:
@@ -111,18 +121,29 @@ def main() -> int:
     rounds, repeat = (3, 50) if args.quick else (15, 400)
     rows = [measure(states, rounds, repeat) for states in STATES]
     RESULTS.mkdir(exist_ok=True)
-    meta = {"python": platform.python_version(), "torch": torch.__version__, "machine": platform.machine(),
-            "rounds": rounds, "repeat": repeat}
+    meta = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+        "rounds": rounds,
+        "repeat": repeat,
+    }
     (RESULTS / "fused_checks.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    lines = ["# Guard cost per launch of a fused Mamba kernel (host tables, best of rounds)", "",
-             f"python {meta['python']}, torch {meta['torch']}, {rounds} rounds x {repeat} calls", "",
-             "| states | unguarded µs | fast µs (added) | strict µs (added) | anchor memmove µs (bytes) | added / anchor: fast, strict |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "# Guard cost per launch of a fused Mamba kernel (host tables, best of rounds)",
+        "",
+        f"python {meta['python']}, torch {meta['torch']}, {rounds} rounds x {repeat} calls",
+        "",
+        "| states | unguarded µs | fast µs (added) | strict µs (added) | anchor memmove µs (bytes) | added / anchor: fast, strict |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in rows:
         b, a = row["best_us"], row["added_us"]
-        lines.append(f"| {row['states']} | {b['unguarded']:.2f} | {b['fast']:.2f} (+{a['fast']:.2f}) | "
-                     f"{b['strict']:.2f} (+{a['strict']:.2f}) | {b['anchor']:.2f} ({row['anchor_bytes']}) | "
-                     f"{row['added_vs_anchor']['fast']:.2f}, {row['added_vs_anchor']['strict']:.2f} |")
+        lines.append(
+            f"| {row['states']} | {b['unguarded']:.2f} | {b['fast']:.2f} (+{a['fast']:.2f}) | "
+            f"{b['strict']:.2f} (+{a['strict']:.2f}) | {b['anchor']:.2f} ({row['anchor_bytes']}) | "
+            f"{row['added_vs_anchor']['fast']:.2f}, {row['added_vs_anchor']['strict']:.2f} |"
+        )
     (RESULTS / "fused_checks.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -49,8 +49,21 @@ for path, text in texts[:n]:
 def instructions(checkout: Path, tree: Path, files: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", WORKLOAD,
-                        str(checkout), str(tree), str(files)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-c",
+                WORKLOAD,
+                str(checkout),
+                str(tree),
+                str(files),
+            ],
+            check=True,
+            capture_output=True,
+        )
         totals = subprocess.run(["callgrind_annotate", str(out)], capture_output=True, text=True).stdout
     match = re.search(r"([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", totals)
     if match is None:
@@ -69,20 +82,26 @@ def main() -> int:
 
     tree = lint_speed.wheel_tree("sglang")
     worktree = Path(tempfile.mkdtemp(prefix="ptrlint-baseline-"))
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), args.baseline],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), args.baseline],
+        check=True,
+        capture_output=True,
+    )
     try:
         before = instructions(worktree, tree, args.files)
         after = instructions(REPO, tree, args.files)
     finally:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True)
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
-    text = (f"# Instructions: `{args.baseline}` (baseline) against `{head}`\n\n"
-            f"callgrind, one process each, the first {args.files} sglang 0.5.23 files that pass the prefilter, every "
-            f"rule, no index; {time.strftime('%Y-%m-%d')}.\n\n"
-            "| checkout | instructions | ratio |\n|---|---|---|\n"
-            f"| baseline `{args.baseline}` | {before:,} | 1.000 |\n| this `{head}` | {after:,} | {after / before:.3f} |\n")
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    text = (
+        f"# Instructions: `{args.baseline}` (baseline) against `{head}`\n\n"
+        f"callgrind, one process each, the first {args.files} sglang 0.5.23 files that pass the prefilter, every "
+        f"rule, no index; {time.strftime('%Y-%m-%d')}.\n\n"
+        "| checkout | instructions | ratio |\n|---|---|---|\n"
+        f"| baseline `{args.baseline}` | {before:,} | 1.000 |\n| this `{head}` | {after:,} | {after / before:.3f} |\n"
+    )
     args.out.write_text(text)
     print(text)
     return 0

@@ -84,8 +84,9 @@ def wheel_tree(name: str) -> Path:
     if not (target / package).is_dir():
         downloads = CACHE / "wheels"
         downloads.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", requirement, "-d", str(downloads)],
-                       check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", requirement, "-d", str(downloads)], check=True
+        )
         stem = requirement.split("==")[0].replace("-", "_")
         version = requirement.split("==")[1]
         wheel = next(downloads.glob(f"{stem}-{version}-*.whl"))
@@ -111,8 +112,9 @@ def peak_rss(cmd: list[str], cwd: Path) -> int:
     gnu_time = "/usr/bin/time"
     if not os.path.exists(gnu_time):
         return -1
-    proc = subprocess.run([gnu_time, "-f", "%M", *cmd], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
+    proc = subprocess.run(
+        [gnu_time, "-f", "%M", *cmd], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
         return int(proc.stderr.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -213,16 +215,30 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 "parse_floor": [sys.executable, "-P", "-c", PARSE_FLOOR, str(listing), str(args.jobs)],
             }
             if semgrep and rules and fraction == 1.0:
-                commands["semgrep"] = [semgrep, "--config", str(rules), "--metrics=off", "--disable-version-check",
-                                       "--quiet", "--json", "-j", str(args.jobs), "."]
+                commands["semgrep"] = [
+                    semgrep,
+                    "--config",
+                    str(rules),
+                    "--metrics=off",
+                    "--disable-version-check",
+                    "--quiet",
+                    "--json",
+                    "-j",
+                    str(args.jobs),
+                    ".",
+                ]
             commands = {k: v for k, v in commands.items() if v}
             # the baseline keeps its own copy (and so its own cache): runs of two revisions whose cache
             # formats differ would otherwise throw away each other's cache, and neither would be warm
             cwd = {k: root for k in commands}
             if tools.get("baseline"):
                 base_root = work / f"tree_{fraction}_baseline"
-                shutil.copytree(root, base_root, ignore=shutil.ignore_patterns(".ptrlint_cache"), copy_function=shutil.copy2)
-                subprocess.run([*tools["baseline"], "."], cwd=base_root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                shutil.copytree(
+                    root, base_root, ignore=shutil.ignore_patterns(".ptrlint_cache"), copy_function=shutil.copy2
+                )
+                subprocess.run(
+                    [*tools["baseline"], "."], cwd=base_root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
                 cwd.update({k: base_root for k in commands if k.startswith("baseline")})
             # a floor that fails would time an ImportError (it did, from issue 22's move of `decode`)
             subprocess.run(commands["parse_floor"], cwd=root, check=True, stdout=subprocess.DEVNULL)
@@ -239,8 +255,11 @@ def bench_tree(label: str, tree: Path, args: argparse.Namespace, tools: dict) ->
                 "lines": sum(lines[f] for f in subset),
                 "findings": _findings(filled.stdout),
                 "median_s": {k: statistics.median(v) for k, v in times.items() if v},
-                "peak_rss_kib": {k: peak_rss(cmd, root) for k, cmd in commands.items()
-                                 if k in ("ruff", "ptrlint_cold", "ptrlint_warm", "semgrep")},
+                "peak_rss_kib": {
+                    k: peak_rss(cmd, root)
+                    for k, cmd in commands.items()
+                    if k in ("ruff", "ptrlint_cold", "ptrlint_warm", "semgrep")
+                },
                 "all_processes_rss_kib": {k: tree_rss(commands[k], root) for k in ("ptrlint_cold", "ptrlint_warm")},
             }
             if "ruff" in row["median_s"]:
@@ -283,18 +302,27 @@ def main() -> int:
     parser.add_argument("--semgrep", default=None, help="semgrep executable (pip install semgrep)")
     parser.add_argument("--semgrep-rules", type=Path, default=SHARED_RULES if SHARED_RULES.is_file() else None)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--baseline", default=None,
-                        help="also time this git revision of ptrlint (from a worktree), side by side in the same rounds")
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="also time this git revision of ptrlint (from a worktree), side by side in the same rounds",
+    )
     parser.add_argument("--name", default="lint_speed", help="results file stem (benchmarks/results/NAME.{json,md})")
     args = parser.parse_args()
 
-    tools = {"ruff": find_tool("ruff", args.ruff), "semgrep": find_tool("semgrep", args.semgrep),
-             "rules": args.semgrep_rules}
+    tools = {
+        "ruff": find_tool("ruff", args.ruff),
+        "semgrep": find_tool("semgrep", args.semgrep),
+        "rules": args.semgrep_rules,
+    }
     worktree = None
     if args.baseline:
         worktree = Path(tempfile.mkdtemp(prefix="ptrlint-baseline-"))
-        subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(worktree), args.baseline],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(worktree), args.baseline],
+            check=True,
+            capture_output=True,
+        )
         code = f"import sys; sys.path.insert(0, {str(worktree)!r}); from ptrlint.cli import main; sys.exit(main())"
         tools["baseline"] = [sys.executable, "-P", "-c", code, "--isolated", "--exit-zero", "--jobs", str(args.jobs)]
     compile_bytecode([worktree] if worktree is not None else [])
@@ -306,8 +334,9 @@ def main() -> int:
         results = [bench_tree(label, path, args, tools) for label, path in trees]
     finally:
         if worktree is not None:
-            subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(worktree)],
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(worktree)], capture_output=True
+            )
     versions = {}
     for name in ("ruff", "semgrep"):
         if tools[name]:
@@ -367,9 +396,14 @@ def markdown(result: dict) -> str:
                 f"{total('ptrlint_cold')} / {total('ptrlint_warm')} MB |"
             )
     if result.get("baseline"):
-        out += ["", f"Side by side with `{result['baseline']}` (the baseline), same files and rounds:", "",
-                "| tree | cold: baseline / this | warm: baseline / this | cold / ruff: baseline → this "
-                "| warm / ruff: baseline → this |", "|---|---|---|---|---|"]
+        out += [
+            "",
+            f"Side by side with `{result['baseline']}` (the baseline), same files and rounds:",
+            "",
+            "| tree | cold: baseline / this | warm: baseline / this | cold / ruff: baseline → this "
+            "| warm / ruff: baseline → this |",
+            "|---|---|---|---|---|",
+        ]
         for tree in result["trees"]:
             for row in tree["rows"]:
                 m, ratio = row["median_s"], row.get("ratio_to_ruff", {})
@@ -379,7 +413,8 @@ def markdown(result: dict) -> str:
                     f"| {tree['tree']} ({row['fraction']:g}) | {m['baseline_cold']:.2f} / {m['ptrlint_cold']:.2f} s | "
                     f"{m['baseline_warm']:.2f} / {m['ptrlint_warm']:.2f} s | "
                     f"{ratio.get('baseline_cold', nan):.2f}x → {ratio.get('ptrlint_cold', nan):.2f}x | "
-                    f"{ratio.get('baseline_warm', nan):.2f}x → {ratio.get('ptrlint_warm', nan):.2f}x |")
+                    f"{ratio.get('baseline_warm', nan):.2f}x → {ratio.get('ptrlint_warm', nan):.2f}x |"
+                )
     return "\n".join(out) + "\n"
 
 

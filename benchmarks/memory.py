@@ -43,20 +43,29 @@ def main() -> int:
             time.sleep(2.5)  # older than the manifest's settling window
             subprocess.run([*ptrlint, "."], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             cold, warm = [*ptrlint, "--no-cache", "."], [*ptrlint, "."]
-            row = {"tree": name, "files": sum(1 for _ in (root / tree.name).rglob("*.py")),
-                   "largest_process_kib": {"cold": peak_rss(cold, root), "warm": peak_rss(warm, root)},
-                   "all_processes_kib": {"cold": tree_rss(cold, root), "warm": tree_rss(warm, root)}}
+            row = {
+                "tree": name,
+                "files": sum(1 for _ in (root / tree.name).rglob("*.py")),
+                "largest_process_kib": {"cold": peak_rss(cold, root), "warm": peak_rss(warm, root)},
+                "all_processes_kib": {"cold": tree_rss(cold, root), "warm": tree_rss(warm, root)},
+            }
             rows.append(row)
             print(json.dumps(row), flush=True)
     result = {"cpus": os.cpu_count(), "jobs": args.jobs, "date": time.strftime("%Y-%m-%d"), "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "memory.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [f"Peak memory, {result['cpus']} CPUs, --jobs {result['jobs']}, project index on; {result['date']}.", "",
-             "| tree | files | largest process cold / warm | all processes (PSS) cold / warm |", "|---|---|---|---|"]
+    lines = [
+        f"Peak memory, {result['cpus']} CPUs, --jobs {result['jobs']}, project index on; {result['date']}.",
+        "",
+        "| tree | files | largest process cold / warm | all processes (PSS) cold / warm |",
+        "|---|---|---|---|",
+    ]
     for row in rows:
         big, every = row["largest_process_kib"], row["all_processes_kib"]
-        lines.append(f"| {row['tree']} | {row['files']:,} | {big['cold'] // 1024} / {big['warm'] // 1024} MB | "
-                     f"{every['cold'] // 1024} / {every['warm'] // 1024} MB |")
+        lines.append(
+            f"| {row['tree']} | {row['files']:,} | {big['cold'] // 1024} / {big['warm'] // 1024} MB | "
+            f"{every['cold'] // 1024} / {every['warm'] // 1024} MB |"
+        )
     (args.out / "memory.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

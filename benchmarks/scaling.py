@@ -97,8 +97,15 @@ def main() -> int:
             rows.append(row)
             print(json.dumps(row), flush=True)
     version = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip() if ruff else "no ruff"
-    result = {"python": platform.python_version(), "cpus": os.cpu_count(), "jobs": args.jobs,
-              "repeats": args.repeats, "ruff": version, "date": time.strftime("%Y-%m-%d"), "rows": rows}
+    result = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "jobs": args.jobs,
+        "repeats": args.repeats,
+        "ruff": version,
+        "date": time.strftime("%Y-%m-%d"),
+        "rows": rows,
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scaling.json").write_text(json.dumps(result, indent=2) + "\n")
     (args.out / "scaling.md").write_text(markdown(result))
@@ -108,21 +115,33 @@ def main() -> int:
     return 0
 
 
-LABELS = {"ruff": "ruff (default rules)", "ptrlint_cold": "ptrlint cold (index on)",
-          "ptrlint_warm": "ptrlint warm (index on)", "ptrlint_cold_no_index": "ptrlint cold, no index"}
+LABELS = {
+    "ruff": "ruff (default rules)",
+    "ptrlint_cold": "ptrlint cold (index on)",
+    "ptrlint_warm": "ptrlint warm (index on)",
+    "ptrlint_cold_no_index": "ptrlint cold, no index",
+}
 
 
 def markdown(result: dict) -> str:
-    out = [f"Synthetic trees of real files (torch, sglang, flashinfer), {result['cpus']} CPUs, --jobs {result['jobs']}, "
-           f"median of {result['repeats']} round(s); {result['ruff']}; {result['date']}.", "",
-           "| files | MB | " + " | ".join(LABELS.values()) + " | cold / ruff | warm / ruff | peak RSS cold |",
-           "|---|---|" + "---|" * (len(LABELS) + 3)]
+    out = [
+        f"Synthetic trees of real files (torch, sglang, flashinfer), {result['cpus']} CPUs, --jobs {result['jobs']}, "
+        f"median of {result['repeats']} round(s); {result['ruff']}; {result['date']}.",
+        "",
+        "| files | MB | " + " | ".join(LABELS.values()) + " | cold / ruff | warm / ruff | peak RSS cold |",
+        "|---|---|" + "---|" * (len(LABELS) + 3),
+    ]
     for row in result["rows"]:
         t, r = row["median_s"], row.get("ratio_to_ruff", {})
         cells = [f"{t[k]:.2f} s" if k in t else "-" for k in LABELS]
         ratios = [f"{r[k]:.2f}x" if k in r else "-" for k in ("ptrlint_cold", "ptrlint_warm")]
-        out.append(f"| {row['files']:,} | {row['bytes'] / 1e6:.0f} | " + " | ".join(cells) + " | " + " | ".join(ratios)
-                   + f" | {row['peak_rss_kib']['ptrlint_cold'] / 1024:.0f} MB |")
+        out.append(
+            f"| {row['files']:,} | {row['bytes'] / 1e6:.0f} | "
+            + " | ".join(cells)
+            + " | "
+            + " | ".join(ratios)
+            + f" | {row['peak_rss_kib']['ptrlint_cold'] / 1024:.0f} MB |"
+        )
     return "\n".join(out) + "\n"
 
 

@@ -62,8 +62,10 @@ def main() -> int:
             timed(cmd + ["torch"], work)
         shutil.copyfile(Path(__file__).resolve().parents[1] / "examples" / COLD_FILE, alone / COLD_FILE)
         runs = {"whole tree": ["torch"], **{f"file {f}": [f] for f in files}, f"folder {FOLDER}": [FOLDER]}
-        cold = {f"cold: {COLD_FILE} alone": (alone, [COLD_FILE]), "cold: file torch/cuda/__init__.py": (
-            work, ["torch/cuda/__init__.py"])}
+        cold = {
+            f"cold: {COLD_FILE} alone": (alone, [COLD_FILE]),
+            "cold: file torch/cuda/__init__.py": (work, ["torch/cuda/__init__.py"]),
+        }
         times: dict[str, dict[str, list[float]]] = {label: {"ptrlint": [], "ruff": []} for label in [*runs, *cold]}
         for _ in range(args.repeats):
             for label, targets in runs.items():
@@ -80,8 +82,10 @@ def main() -> int:
             "ruff": version,
             "repeats": args.repeats,
             "files": len(list((work / "torch").rglob("*.py"))),
-            "runs": {label: {tool: statistics.median(values) for tool, values in by_tool.items()}
-                     for label, by_tool in times.items()},
+            "runs": {
+                label: {tool: statistics.median(values) for tool, values in by_tool.items()}
+                for label, by_tool in times.items()
+            },
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -104,10 +108,16 @@ def markdown(result: dict) -> str:
         "|---|---|---|---|---|",
     ]
     for label, row in result["runs"].items():
-        lines.append(f"| {label} | {row['ptrlint']:.2f} s | {row['ruff']:.3f} s | {row['ptrlint'] / row['ruff']:.1f}x "
-                     f"| {row['ptrlint'] / whole:.2f}x |")
-    lines += ["", "Targets (issues 44, 56): one file warm <= 10x ruff; a subfolder's run <= 1.5x the warm whole tree; "
-              "a cold single file <= 0.25 s (the `cold:` rows run both tools with `--no-cache`).", ""]
+        lines.append(
+            f"| {label} | {row['ptrlint']:.2f} s | {row['ruff']:.3f} s | {row['ptrlint'] / row['ruff']:.1f}x "
+            f"| {row['ptrlint'] / whole:.2f}x |"
+        )
+    lines += [
+        "",
+        "Targets (issues 44, 56): one file warm <= 10x ruff; a subfolder's run <= 1.5x the warm whole tree; "
+        "a cold single file <= 0.25 s (the `cold:` rows run both tools with `--no-cache`).",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -92,8 +92,9 @@ def stages(tree: Path) -> dict[str, float]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, dest)
         # -P: the copy is the working folder, and its modules (torch/types.py) must not shadow the stdlib
-        done = subprocess.run([sys.executable, "-P", "-c", _CHILD], cwd=root, capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [sys.executable, "-P", "-c", _CHILD], cwd=root, capture_output=True, text=True, check=True
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -101,9 +102,14 @@ def markdown(result: dict) -> str:
     trees = result["trees"]
     labels = [k for k in trees[0]["seconds"] if k != "total"]
     head = "| stage | " + " | ".join(f"{t['tree']} ({t['seconds']['total']:.1f} s)" for t in trees) + " |"
-    lines = [f"One process (`--jobs 1`), `--no-cache`, project index on; {result['date']}. Stages are timed by "
-             "wrappers; the index rounds include the re-analyses they start, which the analysis stages count "
-             "as well, so the column does not add up to 100 %.", "", head, "|---|" + "---|" * len(trees)]
+    lines = [
+        f"One process (`--jobs 1`), `--no-cache`, project index on; {result['date']}. Stages are timed by "
+        "wrappers; the index rounds include the re-analyses they start, which the analysis stages count "
+        "as well, so the column does not add up to 100 %.",
+        "",
+        head,
+        "|---|" + "---|" * len(trees),
+    ]
     for label in sorted(labels, key=lambda k: -trees[-1]["seconds"].get(k, 0.0)):
         cells = []
         for t in trees:

@@ -29,6 +29,7 @@ from ptrlint.testing import only_dtype_edits
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+
 def site_package_dirs() -> list[Path]:
     seen: list[Path] = []
     for key in ("purelib", "platlib"):
@@ -59,7 +60,9 @@ def parses(source: bytes) -> str | None:
 
 
 def run_ptrlint(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", *args], cwd=cwd, capture_output=True, text=True
+    )
 
 
 def sweep(roots: list[Path], limit: int | None = None, jobs: int | None = None) -> dict:
@@ -135,7 +138,10 @@ def markdown(result: dict) -> str:
     rows = [
         ("files", f"{result['files']:,}"),
         ("lines", f"{result['lines']:,}"),
-        ("findings", f"{result['findings']} ({', '.join(f'{k} {v}' for k, v in result['findings_by_code'].items()) or 'none'})"),
+        (
+            "findings",
+            f"{result['findings']} ({', '.join(f'{k} {v}' for k, v in result['findings_by_code'].items()) or 'none'})",
+        ),
         ("findings by package", ", ".join(f"{k} {v}" for k, v in result["findings_by_package"].items()) or "none"),
         ("unparsable files (exit 2, skipped)", str(result["unparsable_files"])),
         ("internal errors", str(result["internal_errors"])),

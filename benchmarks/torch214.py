@@ -86,21 +86,39 @@ def main() -> int:
     seconds = 0.0 if args.skip_install else build(args.venv)
     python = str(args.venv / "bin" / "python")
     new, old = probe(python), probe(sys.executable)
-    tests = sh([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/linter/test_encodings.py"], cwd=REPO,
-               env={"PATH": f"{args.venv / 'bin'}:/usr/bin:/bin", "HOME": str(Path.home())})
+    tests = sh(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/linter/test_encodings.py"],
+        cwd=REPO,
+        env={"PATH": f"{args.venv / 'bin'}:/usr/bin:/bin", "HOME": str(Path.home())},
+    )
     summary = tests.stdout.strip().splitlines()[-1] if tests.stdout.strip() else tests.stderr[-300:]
-    result = {"torch_2_14": new, "torch_here": old, "tests": summary, "tests_rc": tests.returncode,
-              "install_seconds": round(seconds, 1)}
+    result = {
+        "torch_2_14": new,
+        "torch_here": old,
+        "tests": summary,
+        "tests_rc": tests.returncode,
+        "install_seconds": round(seconds, 1),
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "torch214.json").write_text(json.dumps(result, indent=2) + "\n")
     rows = [f"| {key} | {old.get(key, '')} | {new.get(key, '')} |" for key in new if key != "torch"]
-    (RESULTS / "torch214.md").write_text("\n".join([
-        "# Element stores of addresses on two torch releases", "",
-        "Produced by `python benchmarks/torch214.py` (torch 2.14.1 in its own venv, a CUDA build run on the CPU).",
-        "raw = 2**63 + 16, wrapped = raw - 2**64.", "",
-        f"| operation | torch {old.get('torch', '?')} | torch {new.get('torch', '?')} |", "|---|---|---|", *rows, "",
-        f"`tests/linter/test_encodings.py` on torch {new.get('torch', '?')}: {summary} (exit {tests.returncode}).", "",
-    ]))
+    (RESULTS / "torch214.md").write_text(
+        "\n".join(
+            [
+                "# Element stores of addresses on two torch releases",
+                "",
+                "Produced by `python benchmarks/torch214.py` (torch 2.14.1 in its own venv, a CUDA build run on the CPU).",
+                "raw = 2**63 + 16, wrapped = raw - 2**64.",
+                "",
+                f"| operation | torch {old.get('torch', '?')} | torch {new.get('torch', '?')} |",
+                "|---|---|---|",
+                *rows,
+                "",
+                f"`tests/linter/test_encodings.py` on torch {new.get('torch', '?')}: {summary} (exit {tests.returncode}).",
+                "",
+            ]
+        )
+    )
     print(json.dumps(result, indent=2))
     return 0 if tests.returncode == 0 else 1
 

@@ -29,7 +29,7 @@ def on_files(files: Files, config) -> Files:  # noqa: ANN001 - mkdocs' hook sign
         if target.startswith(("http:", "https:", "mailto:")):
             return match.group(0)
         if target.startswith("docs/"):
-            return match.group(1) + target[len("docs/"):] + match.group(3)
+            return match.group(1) + target[len("docs/") :] + match.group(3)
         if (ROOT / target).is_file():
             copied.add(target)
         return match.group(0)
@@ -46,15 +46,29 @@ def on_files(files: Files, config) -> Files:  # noqa: ANN001 - mkdocs' hook sign
 
 
 def _rule_page(rule) -> str:  # noqa: ANN001
-    parts = [f"# {rule.code} ({rule.name})", "", rule.summary, "", f"**Fix:** {rule.fix_availability}", "",
-             rule.doc.strip(), ""]
+    parts = [
+        f"# {rule.code} ({rule.name})",
+        "",
+        rule.summary,
+        "",
+        f"**Fix:** {rule.fix_availability}",
+        "",
+        rule.doc.strip(),
+        "",
+    ]
     if rule.INVALID:
         parts += ["## Reported", ""]
         for example in rule.INVALID:
             parts += ["```python", example.code.rstrip("\n"), "```", ""]
             if example.fixed:
-                parts += ["Fixed:" if not example.unsafe else "Fixed (unsafe fix):", "",
-                          "```python", example.fixed.rstrip("\n"), "```", ""]
+                parts += [
+                    "Fixed:" if not example.unsafe else "Fixed (unsafe fix):",
+                    "",
+                    "```python",
+                    example.fixed.rstrip("\n"),
+                    "```",
+                    "",
+                ]
     if rule.VALID:
         parts += ["## Not reported", ""]
         for code in rule.VALID:

@@ -104,7 +104,7 @@ def _libcst_version() -> str:
             continue
         for name in names:
             if name.startswith("libcst-") and name.endswith((".dist-info", ".egg-info")):
-                return name[len("libcst-"):].rsplit(".", 1)[0]
+                return name[len("libcst-") :].rsplit(".", 1)[0]
     return "unknown"
 
 
@@ -178,8 +178,11 @@ def warn_untrusted(where: str) -> None:
     if folder in _warned or secret() is None:
         return
     _warned.add(folder)
-    print(f"ptrlint: warning: ignored cache entries in {folder} that this user's ptrlint did not write (a cache "
-          "committed to the tree, or copied from elsewhere); their results were computed again", file=sys.stderr)
+    print(
+        f"ptrlint: warning: ignored cache entries in {folder} that this user's ptrlint did not write (a cache "
+        "committed to the tree, or copied from elsewhere); their results were computed again",
+        file=sys.stderr,
+    )
 
 
 def usable(directory: str) -> bool:
@@ -189,8 +192,11 @@ def usable(directory: str) -> bool:
         key = f"link:{directory}"
         if key not in _warned:
             _warned.add(key)
-            print(f"ptrlint: warning: not using the cache folder {directory}: it is a symbolic link, "
-                  "and writing through it could land outside the tree", file=sys.stderr)
+            print(
+                f"ptrlint: warning: not using the cache folder {directory}: it is a symbolic link, "
+                "and writing through it could land outside the tree",
+                file=sys.stderr,
+            )
         return False
     return secret() is not None
 

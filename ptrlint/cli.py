@@ -78,8 +78,10 @@ def _command(argv: list[str]) -> int | None:
     # commands come first, as ruff's do; a folder of that name is `./check`, `./lsp`
     if argv[:1] == ["lsp"]:  # `ptrlint lsp [--stdio]`: the language server
         if any(a in ("-h", "--help") for a in argv[1:]):
-            print("usage: ptrlint lsp [--stdio]\n\nThe language server on standard input and output (needs the `lsp` "
-                  "extra: pip install 'ptrlint[lsp]'). Configure your editor's LSP client to run it.")
+            print(
+                "usage: ptrlint lsp [--stdio]\n\nThe language server on standard input and output (needs the `lsp` "
+                "extra: pip install 'ptrlint[lsp]'). Configure your editor's LSP client to run it."
+            )
             return EXIT_CLEAN
         from .lsp import main as lsp_main
 
@@ -134,8 +136,12 @@ def _main(argv: list[str]) -> int:
         from . import planner
 
         jobs = args.jobs or os.cpu_count() or 1
-        results = [r for config, group in groups.items() if config in settings_of
-                   for r in planner.run(group, settings_of[config], jobs)]
+        results = [
+            r
+            for config, group in groups.items()
+            if config in settings_of
+            for r in planner.run(group, settings_of[config], jobs)
+        ]
         results += _unconfigured(groups)
         out = sys.stdout
     if args.silent:
@@ -174,15 +180,18 @@ def _rule_documentation(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _resolve_files(args: argparse.Namespace, paths: list[str], use_stdin: bool,
-                   output: str) -> int | tuple[list[str], dict[Config, list[str]], dict[Config, Settings]]:
+def _resolve_files(
+    args: argparse.Namespace, paths: list[str], use_stdin: bool, output: str
+) -> int | tuple[list[str], dict[Config, list[str]], dict[Config, Settings]]:
     """The files to lint, grouped by configuration, and each configuration's settings (or an exit status)."""
     from .config import ConfigError, ConfigResolver, parse_override
     from .discovery import discover
     from .settings import SelectionError
 
     try:
-        files_given = [Path(v) for v in args.config or () if Path(v).is_file() or ("=" not in v and v.endswith(".toml"))]
+        files_given = [
+            Path(v) for v in args.config or () if Path(v).is_file() or ("=" not in v and v.endswith(".toml"))
+        ]
         if len(files_given) > 1:
             raise ConfigError("--config: give at most one configuration file (and any number of KEY=VALUE pairs)")
         overrides: dict[str, Any] = {}
@@ -195,8 +204,13 @@ def _resolve_files(args: argparse.Namespace, paths: list[str], use_stdin: bool,
             files = [args.stdin_filename or "-"]
             configs = {files[0]: resolver.for_path(start if start.parent.exists() else Path("."))}
         else:
-            files = discover(paths, resolver.for_path, args.force_exclude, args.respect_gitignore,
-                             _stderr_line if args.verbose else None)
+            files = discover(
+                paths,
+                resolver.for_path,
+                args.force_exclude,
+                args.respect_gitignore,
+                _stderr_line if args.verbose else None,
+            )
             configs = {f: resolver.for_path(f) for f in files}
             if args.show_files:
                 for f in files:
@@ -213,16 +227,20 @@ def _resolve_files(args: argparse.Namespace, paths: list[str], use_stdin: bool,
         groups: dict[Config, list[str]] = {}
         for f in files:
             groups.setdefault(configs[f], []).append(f)
-        settings_of = {config: run_settings(config, args, output, use_stdin) for config in groups
-                       if getattr(config, "error", None) is None}
+        settings_of = {
+            config: run_settings(config, args, output, use_stdin)
+            for config in groups
+            if getattr(config, "error", None) is None
+        }
     except (ConfigError, SelectionError) as exc:
         print(f"ptrlint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     return files, groups, settings_of
 
 
-def _lint_stdin(args: argparse.Namespace, name: str, settings: Settings,
-                texts: dict[str, str]) -> int | tuple[list[FileResult], TextIO]:
+def _lint_stdin(
+    args: argparse.Namespace, name: str, settings: Settings, texts: dict[str, str]
+) -> int | tuple[list[FileResult], TextIO]:
     """Standard input: its result, and where the report goes (stderr when the fixed text goes to stdout)."""
     from . import planner
     from .sources import decode, unified_diff
@@ -266,8 +284,9 @@ def _report_diff(results: list[FileResult], output: str, out: TextIO, quiet: boo
     return EXIT_FINDINGS if diffs else EXIT_CLEAN
 
 
-def _report(results: list[FileResult], args: argparse.Namespace, output: str, out: TextIO,
-            texts: dict[str, str]) -> int:
+def _report(
+    results: list[FileResult], args: argparse.Namespace, output: str, out: TextIO, texts: dict[str, str]
+) -> int:
     """The findings and errors in the chosen format (or, with --statistics, their counts; with
     --fix-only, what was fixed), and the exit status."""
     from . import report
@@ -288,8 +307,16 @@ def _report(results: list[FileResult], args: argparse.Namespace, output: str, ou
                 print(report.text([], [e]), end="", file=sys.stderr)
     elif output in ("full", "concise"):
         if output == "full":
-            out.write(report.full(findings_shown, errors, report.SourceLines(texts), use_color(out),
-                                  args.show_evidence, args.unsafe_fixes))
+            out.write(
+                report.full(
+                    findings_shown,
+                    errors,
+                    report.SourceLines(texts),
+                    use_color(out),
+                    args.show_evidence,
+                    args.unsafe_fixes,
+                )
+            )
         else:
             out.write(report.text(findings_shown, errors, args.show_evidence, args.unsafe_fixes))
     else:
@@ -324,8 +351,11 @@ def _unconfigured(groups: dict[Config, list[str]]) -> list[FileResult]:
     broken = [config for config in groups if getattr(config, "error", None)]
     for config in broken:  # said once each on stderr too, as ruff does; the other files are still checked
         print(f"ptrlint: {config.error}", file=sys.stderr)
-    return [FileResult(path=f, error=FileError(f, f"not checked: {config.error}", code=CONFIG_ERROR))
-            for config in broken for f in groups[config]]
+    return [
+        FileResult(path=f, error=FileError(f, f"not checked: {config.error}", code=CONFIG_ERROR))
+        for config in broken
+        for f in groups[config]
+    ]
 
 
 def _add_noqa(results: list[FileResult], args: argparse.Namespace, out: TextIO) -> int:

@@ -59,8 +59,16 @@ def rule_command(argv: list[str]) -> int:
         print(f"ptrlint: unknown rule {args.code!r}; see `ptrlint rule --all`", file=sys.stderr)
         return EXIT_ERROR
     if args.output_format == "json":
-        docs = [{"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability,
-                 "explanation": r.explain()} for r in cast("list[type[Rule]]", rules)]  # None: returned above
+        docs = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "fix": r.fix_availability,
+                "explanation": r.explain(),
+            }
+            for r in cast("list[type[Rule]]", rules)
+        ]  # None: returned above
         print(json.dumps(docs if args.all else docs[0], indent=2))
     else:
         print("\n".join(r.explain().rstrip("\n") for r in cast("list[type[Rule]]", rules)))
@@ -100,16 +108,27 @@ def settings_text(path: str, settings: Settings) -> str:
     from .config import CONFIG_KEYS
 
     config = settings.config
-    lines = [f"Resolved settings for: {path}", f"Settings path: {config.source or '(defaults)'}",
-             f"Project root: {config.root}", ""]
+    lines = [
+        f"Resolved settings for: {path}",
+        f"Settings path: {config.source or '(defaults)'}",
+        f"Project root: {config.root}",
+        "",
+    ]
     by_attr = {key.replace("-", "_"): key for key in CONFIG_KEYS}
     for f in fields(config):
         if f.name in by_attr:
             value = getattr(config, f.name)
-            shown = [list(v) for v in value] if f.name == "per_file_ignores" else (
-                list(value) if isinstance(value, tuple) else value)
+            shown = (
+                [list(v) for v in value]
+                if f.name == "per_file_ignores"
+                else (list(value) if isinstance(value, tuple) else value)
+            )
             lines.append(f"{by_attr[f.name]} = {json.dumps(shown)}")
-    lines += ["", f"enabled rules = {json.dumps(sorted(settings.enabled))}",
-              f"cache = {json.dumps(settings.cache_dir)}", f"project index = {json.dumps(settings.project_index)}",
-              f"fix = {json.dumps(settings.fix)}, unsafe fixes = {json.dumps(settings.unsafe_fixes)}"]
+    lines += [
+        "",
+        f"enabled rules = {json.dumps(sorted(settings.enabled))}",
+        f"cache = {json.dumps(settings.cache_dir)}",
+        f"project index = {json.dumps(settings.project_index)}",
+        f"fix = {json.dumps(settings.fix)}, unsafe fixes = {json.dumps(settings.unsafe_fixes)}",
+    ]
     return "\n".join(lines) + "\n"

@@ -93,7 +93,7 @@ class Config:
 def parse_version(text: str) -> tuple[int, ...]:
     match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", text.strip())
     if not match:
-        raise ConfigError(f"torch-version: expected a version such as \"2.3\", got {text!r}")
+        raise ConfigError(f'torch-version: expected a version such as "2.3", got {text!r}')
     return tuple(int(g) for g in match.groups() if g is not None)
 
 
@@ -116,9 +116,11 @@ def _regex_list(key: str, value: Any) -> tuple[str, ...]:
         except re.error as exc:
             raise ConfigError(f"{key}: invalid regular expression {item!r}: {exc}") from exc
         if _nested_repeat(parsed, False):
-            raise ConfigError(f"{key}: {item!r} repeats a group that repeats itself (such as `(\\w+_)*ptr`), which can "
-                              "take exponential time on some names; write it without the nested repetition "
-                              "(`\\w*_ptr`)")
+            raise ConfigError(
+                f"{key}: {item!r} repeats a group that repeats itself (such as `(\\w+_)*ptr`), which can "
+                "take exponential time on some names; write it without the nested repetition "
+                "(`\\w*_ptr`)"
+            )
     return items
 
 
@@ -164,7 +166,7 @@ def _qualified_patterns(key: str, value: Any) -> tuple[str, ...]:
     items = _str_list(key, value)
     for item in items:
         if not _QUALIFIED_PATTERN.fullmatch(item):
-            raise ConfigError(f"{key}: {item!r} is not a qualified-name pattern such as \"mypkg.ops.*\"")
+            raise ConfigError(f'{key}: {item!r} is not a qualified-name pattern such as "mypkg.ops.*"')
     return items
 
 
@@ -182,7 +184,7 @@ def _per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]]
 
 def _version(key: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise ConfigError(f"{key}: expected a string such as \"2.3\", got {type(value).__name__} {value!r}")
+        raise ConfigError(f'{key}: expected a string such as "2.3", got {type(value).__name__} {value!r}')
     parse_version(value)
     return value
 
@@ -313,8 +315,9 @@ class ConfigResolver:
     above it (like ruff), unless ``--config FILE`` or ``--isolated`` fixes one for every file; the
     ``--config KEY=VALUE`` overrides go on top of either."""
 
-    def __init__(self, explicit: Path | None = None, isolated: bool = False,
-                 overrides: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, explicit: Path | None = None, isolated: bool = False, overrides: dict[str, Any] | None = None
+    ) -> None:
         self.overrides = overrides or {}  # `--config KEY=VALUE`: on top of every file's configuration
         self.fixed: Config | None = None
         if isolated or explicit is not None:
@@ -354,8 +357,9 @@ class ConfigResolver:
                     try:
                         self._by_file[file_key] = with_overrides(load_file(config_file), self.overrides)
                     except ConfigError as exc:
-                        self._by_file[file_key] = replace(self._default, error=str(exc), root=str(directory),
-                                                          source=file_key)
+                        self._by_file[file_key] = replace(
+                            self._default, error=str(exc), root=str(directory), source=file_key
+                        )
                 found = self._by_file[file_key]
             elif directory.parent == directory:
                 found = self._default

@@ -32,8 +32,9 @@ def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
     """A pattern with a ``/`` matches the path relative to the root (or a folder above it), one
     without matches the name (fnmatch rules; every pattern compiled into one regex per kind)."""
     by_path, by_name = _matchers(patterns)
-    return (by_name is not None and by_name.match(os.path.normcase(name)) is not None) or \
-        (by_path is not None and by_path.match(os.path.normcase(rel)) is not None)
+    return (by_name is not None and by_name.match(os.path.normcase(name)) is not None) or (
+        by_path is not None and by_path.match(os.path.normcase(rel)) is not None
+    )
 
 
 @lru_cache(maxsize=64)
@@ -62,8 +63,13 @@ def _display(path: str) -> str:
     return display_path(path) if os.path.isabs(path) else os.path.normpath(path)
 
 
-def discover(paths: list[str], config: Config | Callable[[str], Config], force_exclude: bool | None = None,
-             respect_gitignore: bool | None = None, verbose: Report | None = None) -> list[str]:
+def discover(
+    paths: list[str],
+    config: Config | Callable[[str], Config],
+    force_exclude: bool | None = None,
+    respect_gitignore: bool | None = None,
+    verbose: Report | None = None,
+) -> list[str]:
     """Python files and notebooks under ``paths``.
 
     ``config`` is one configuration or a function giving each folder's (the nearest
@@ -85,7 +91,9 @@ def discover(paths: list[str], config: Config | Callable[[str], Config], force_e
                 git = _repository(dirpath, here, respect_gitignore)
                 git_dir = _git_relative(dirpath, git)
                 dirnames[:] = sorted(
-                    d for d in dirnames if not _excluded(f"{rel_dir}/{d}".lstrip("/"), d, patterns)
+                    d
+                    for d in dirnames
+                    if not _excluded(f"{rel_dir}/{d}".lstrip("/"), d, patterns)
                     and not (git is not None and git.ignored(f"{git_dir}/{d}".lstrip("/"), True))
                 )
                 for name in filenames:
@@ -101,8 +109,10 @@ def discover(paths: list[str], config: Config | Callable[[str], Config], force_e
                         _stderr(f"ptrlint: warning: skipping {_display(path)}: a broken symbolic link")
                         continue  # found by walking a folder (one named on the command line is an error)
                     if not _regular(path):
-                        _stderr(f"ptrlint: warning: skipping {_display(path)}: not a regular file (a FIFO, socket or "
-                                "device would block or never end)")
+                        _stderr(
+                            f"ptrlint: warning: skipping {_display(path)}: not a regular file (a FIFO, socket or "
+                            "device would block or never end)"
+                        )
                         continue
                     found.add(_display(path))
             if len(found) == before:
@@ -128,7 +138,6 @@ def _regular(path: str) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return True  # unreadable: reported as such when it is read
-
 
 
 def excluded_reason(path: str, config: Config, respect_gitignore: bool | None = None) -> str | None:

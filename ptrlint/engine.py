@@ -35,8 +35,22 @@ from .rules.base import Diagnostic, RuleContext
 from .settings import SelectionError, Settings, expand_selector, per_file_ignored, select_codes
 from .suppression import is_suppressed
 
-__all__ = ["Analysis", "ParseError", "ProjectLink", "SelectionError", "Settings", "analyse", "analyse_module",
-           "applicable", "expand_selector", "fix_loop", "parse", "process_text", "render_fixes", "select_codes"]
+__all__ = [
+    "Analysis",
+    "ParseError",
+    "ProjectLink",
+    "SelectionError",
+    "Settings",
+    "analyse",
+    "analyse_module",
+    "applicable",
+    "expand_selector",
+    "fix_loop",
+    "parse",
+    "process_text",
+    "render_fixes",
+    "select_codes",
+]
 
 MAX_FIX_ITERATIONS = 10
 
@@ -61,8 +75,9 @@ class ProjectLink(Protocol):
     def context(self) -> ModuleContext:
         """A fresh context (module name, view of the other modules) for one analysis."""
 
-    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext,
-               omitted: frozenset[str] = frozenset()) -> IndexShare:
+    def finish(
+        self, facts: ModuleFacts, source: SourceMap, context: ModuleContext, omitted: frozenset[str] = frozenset()
+    ) -> IndexShare:
         """The index's share of one analysis: summary, consulted answers, wanted modules. ``omitted``:
         the names defined by the statements the analysis left out (a large module cut to its relevant
         statements, :mod:`ptrlint.relevance`); the summary lists them, so a lookup of one of them asks
@@ -104,8 +119,9 @@ def parse(text: str) -> ast.Module:
         raise ParseError(f"cannot parse: {exc}") from exc
 
 
-def parse_relevant(text: str, config: Config, may_cut: bool = True) -> tuple[ast.Module, frozenset[str],
-                                                                               DroppedCheck | None]:
+def parse_relevant(
+    text: str, config: Config, may_cut: bool = True
+) -> tuple[ast.Module, frozenset[str], DroppedCheck | None]:
     """The tree the analysis needs (raises ParseError), the names its left-out statements define, and
     the check that each left-out statement parses (the file must parse; :class:`DroppedCheck` runs
     it beside the analysis): a large module's relevant statements alone where ``may_cut`` (an ast of
@@ -126,7 +142,9 @@ def parse_relevant(text: str, config: Config, may_cut: bool = True) -> tuple[ast
     return parse_host(text, parse), frozenset(), None
 
 
-def analyse(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None) -> list[Finding]:
+def analyse(
+    text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None
+) -> list[Finding]:
     """Findings of one decoded source text, with fix intents (raises ParseError).
 
     Kernel bodies (Triton, CuTe DSL, ...) are blanked before parsing when that checks out: they
@@ -153,18 +171,35 @@ def deep_enough() -> Iterator[None]:
         sys.setrecursionlimit(before)
 
 
-def analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None = None,
-                   only_summary: bool = False, tree: ast.Module | None = None) -> Analysis:
+def analyse_module(
+    text: str,
+    path: str,
+    config: Config,
+    enabled: frozenset[str],
+    link: ProjectLink | None = None,
+    only_summary: bool = False,
+    tree: ast.Module | None = None,
+) -> Analysis:
     """Findings (unless ``only_summary``) and what ``link`` keeps of the analysis for the index.
     ``tree``: the text parsed already (:func:`parse_host` of this very text), taken over by the analysis."""
     with one_module(), deep_enough():  # the module's garbage is collected once, after its analysis has returned
         return _analyse_module(text, path, config, enabled, link, only_summary, tree)
 
 
-def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str], link: ProjectLink | None,
-                    only_summary: bool, tree: ast.Module | None) -> Analysis:
-    module, omitted, check = (tree, frozenset[str](), None) if tree is not None else \
-        parse_relevant(text, config, link is None or not link.whole_module())
+def _analyse_module(
+    text: str,
+    path: str,
+    config: Config,
+    enabled: frozenset[str],
+    link: ProjectLink | None,
+    only_summary: bool,
+    tree: ast.Module | None,
+) -> Analysis:
+    module, omitted, check = (
+        (tree, frozenset[str](), None)
+        if tree is not None
+        else parse_relevant(text, config, link is None or not link.whole_module())
+    )
     context = link.context() if link is not None else ModuleContext()
     try:
         facts = collect(module, analysis_options(config), context)
@@ -184,8 +219,9 @@ def _analyse_module(text: str, path: str, config: Config, enabled: frozenset[str
     return Analysis(findings, shared.summary, shared.consulted, shared.wanted)
 
 
-def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, path: str, config: Config,
-                  enabled: frozenset[str]) -> list[Finding]:
+def analyse_facts(
+    facts: ModuleFacts, module: ast.Module, source: SourceMap, path: str, config: Config, enabled: frozenset[str]
+) -> list[Finding]:
     """One fact-collecting traversal is done; every enabled rule queries it."""
     ctx = RuleContext(module=module, facts=facts, source=source, config=config)
     ignored = per_file_ignored(path, config)
@@ -193,8 +229,11 @@ def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, pat
     for rule_cls in ALL_RULES:
         if rule_cls.code not in enabled or rule_cls.code in ignored:
             continue
-        kept = [d for d in rule_cls().check(ctx)
-                if not is_suppressed(rule_cls.code, source.comments(source.line_column(d.span[0])[0]))]
+        kept = [
+            d
+            for d in rule_cls().check(ctx)
+            if not is_suppressed(rule_cls.code, source.comments(source.line_column(d.span[0])[0]))
+        ]
         for diag in one_per_group(kept):
             start_line, start_column = source.line_column(diag.span[0])
             end_line, end_column = source.line_column(diag.span[1])
@@ -209,9 +248,22 @@ def analyse_facts(facts: ModuleFacts, module: ast.Module, source: SourceMap, pat
                             alternatives.append(Fix(False, tuple(sorted(set(other))), title))
                     fix = Fix(diag.safe, tuple(sorted(set(intents))), diag.fix_title, alternatives=tuple(alternatives))
             related = tuple(_related(source, node, message) for node, message in diag.evidence)
-            findings.append(Finding(path, start_line, start_column, end_line, end_column, rule_cls.code,
-                                    rule_cls.name, diag.message, fix, related, failure=diag.failure,
-                                    severity=diag.severity))
+            findings.append(
+                Finding(
+                    path,
+                    start_line,
+                    start_column,
+                    end_line,
+                    end_column,
+                    rule_cls.code,
+                    rule_cls.name,
+                    diag.message,
+                    fix,
+                    related,
+                    failure=diag.failure,
+                    severity=diag.severity,
+                )
+            )
     findings.sort(key=Finding.sort_key)
     ctx.release()
     return findings
@@ -235,10 +287,22 @@ def one_per_group(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             continue
         first, others = members[0], members[1:]
         name = first.group[1]  # type: ignore[index]
-        first.failure += (" (the same holds for " + ", ".join(f"`{d.group[2]}`" for d in others)  # type: ignore[index]
-                          + f" of the same `{name}` objects)")
-        first.evidence = (*first.evidence, *((d.group[3], f"the same holds for `{d.group[2]}` of the same "  # type: ignore[index]
-                                              f"`{name}` objects") for d in others))
+        first.failure += (
+            " (the same holds for "
+            + ", ".join(f"`{d.group[2]}`" for d in others)  # type: ignore[index]
+            + f" of the same `{name}` objects)"
+        )
+        first.evidence = (
+            *first.evidence,
+            *(
+                (
+                    d.group[3],  # type: ignore[index]
+                    f"the same holds for `{d.group[2]}` of the same "  # type: ignore[index]
+                    f"`{name}` objects",
+                )
+                for d in others
+            ),
+        )
         first.intents = _joined([d.intents for d in members])
         first.safe = all(d.safe for d in members)
         first.alternatives = ()
@@ -273,8 +337,13 @@ def render_fixes(text: str, findings: list[Finding]) -> list[Finding]:
 
     A fix whose intents libcst cannot apply is dropped (the finding stays, without a fix).
     """
-    intents = {i for f in findings if f.fix is not None and not f.fix.edits
-               for fix in (f.fix, *f.fix.alternatives) for i in fix.intents}
+    intents = {
+        i
+        for f in findings
+        if f.fix is not None and not f.fix.edits
+        for fix in (f.fix, *f.fix.alternatives)
+        for i in fix.intents
+    }
     if not intents:
         return findings
     from .rewrite.render import render  # libcst is imported only by runs that apply or show fixes
@@ -305,8 +374,14 @@ def _rendered(fix: Fix, edits: dict[Intent, Edit | None]) -> Fix | None:
 
 
 # ----- one text ----------------------------------------------------------------------------------
-def process_text(text: str, path: str, settings: Settings, link: ProjectLink | None = None,
-                 tree: ast.Module | None = None, findings: list[Finding] | None = None) -> FileResult:
+def process_text(
+    text: str,
+    path: str,
+    settings: Settings,
+    link: ProjectLink | None = None,
+    tree: ast.Module | None = None,
+    findings: list[Finding] | None = None,
+) -> FileResult:
     """Lint (and with settings.fixing, fix) one decoded text; never raises. The fixed text is
     returned in ``new_text``; writing it (or a diff) is the caller's. ``tree``: the text parsed
     already (see :func:`analyse_module`); ``findings``: the text analysed already, with ``link``'s
@@ -320,16 +395,26 @@ def process_text(text: str, path: str, settings: Settings, link: ProjectLink | N
     except ParseError as exc:
         result.error = FileError(path, exc.message, exc.line, exc.column)
     except RecursionError:
-        result.error = FileError(path, "too deeply nested to analyse (recursion limit); file skipped", code=SYNTAX_ERROR)
+        result.error = FileError(
+            path, "too deeply nested to analyse (recursion limit); file skipped", code=SYNTAX_ERROR
+        )
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
-        result.error = FileError(path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it",
-                                 code=INTERNAL_ERROR)
+        result.error = FileError(
+            path, f"internal error: {type(exc).__name__}: {exc} ({tb}); please report it", code=INTERNAL_ERROR
+        )
     return result
 
 
-def _lint_and_fix(text: str, path: str, settings: Settings, link: ProjectLink | None, result: FileResult,
-                  tree: ast.Module | None = None, findings: list[Finding] | None = None) -> None:
+def _lint_and_fix(
+    text: str,
+    path: str,
+    settings: Settings,
+    link: ProjectLink | None,
+    result: FileResult,
+    tree: ast.Module | None = None,
+    findings: list[Finding] | None = None,
+) -> None:
     """The body of :func:`process_text`, filling ``result`` (its caller turns errors into results)."""
     if findings is None:
         analysis = analyse_module(text, path, settings.config, settings.enabled, link, tree=tree)
@@ -351,8 +436,14 @@ def applicable(finding: Finding, settings: Settings) -> bool:
     return settings.applies(finding)
 
 
-def fix_loop(text: str, path: str, settings: Settings, findings: list[Finding],
-             link: ProjectLink | None = None, applied_out: list[Finding] | None = None) -> tuple[str, int, list[Finding]]:
+def fix_loop(
+    text: str,
+    path: str,
+    settings: Settings,
+    findings: list[Finding],
+    link: ProjectLink | None = None,
+    applied_out: list[Finding] | None = None,
+) -> tuple[str, int, list[Finding]]:
     """Apply fixes until none applies; every intermediate text must parse. Returns (text, fixed,
     remaining); the findings whose fixes were applied are appended to ``applied_out``."""
     fixed = 0

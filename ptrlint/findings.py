@@ -184,8 +184,13 @@ class Finding:
             message=data["message"],
             fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
             related=tuple(
-                Related(r["line"], r["column"], r["message"], r["path"] if r.get("path") != data["path"] else None,
-                        r.get("cell"))
+                Related(
+                    r["line"],
+                    r["column"],
+                    r["message"],
+                    r["path"] if r.get("path") != data["path"] else None,
+                    r.get("cell"),
+                )
                 for r in data.get("related", [])
             ),
             cell=data.get("cell"),
@@ -215,14 +220,30 @@ class FileError:
 
     def to_json(self) -> dict[str, Any]:
         """As a finding's JSON (no fix, no evidence), so that every output format lists it."""
-        return {"path": self.path, "line": self.line or 1, "column": self.column or 1, "end_line": self.line or 1,
-                "end_column": self.column or 1, "code": self.code, "name": self.name, "message": self.message,
-                "fix": None, "related": [], "severity": "error", "failure": ""}
+        return {
+            "path": self.path,
+            "line": self.line or 1,
+            "column": self.column or 1,
+            "end_line": self.line or 1,
+            "end_column": self.column or 1,
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "fix": None,
+            "related": [],
+            "severity": "error",
+            "failure": "",
+        }
 
 
 IO_ERROR, DECODE_ERROR, SYNTAX_ERROR, INTERNAL_ERROR, CONFIG_ERROR = "E902", "E903", "E999", "E900", "E904"
-ERROR_NAMES = {IO_ERROR: "io-error", DECODE_ERROR: "decode-error", SYNTAX_ERROR: "syntax-error",
-               INTERNAL_ERROR: "internal-error", CONFIG_ERROR: "config-error"}
+ERROR_NAMES = {
+    IO_ERROR: "io-error",
+    DECODE_ERROR: "decode-error",
+    SYNTAX_ERROR: "syntax-error",
+    INTERNAL_ERROR: "internal-error",
+    CONFIG_ERROR: "config-error",
+}
 
 
 @dataclass

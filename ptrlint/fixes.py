@@ -36,8 +36,9 @@ def _from_imports(module: ast.Module, name: str) -> list[ast.ImportFrom]:
     return [s for s in module.body if isinstance(s, ast.ImportFrom) and not s.level and s.module == name]
 
 
-def import_name_intents(module: ast.Module, source: SourceMap, library: str, new_name: str,
-                        scope: LiteScope | None) -> list[Intent] | None:
+def import_name_intents(
+    module: ast.Module, source: SourceMap, library: str, new_name: str, scope: LiteScope | None
+) -> list[Intent] | None:
     """Intents that make the bare name ``new_name`` refer to ``library.new_name``.
 
     Appends it to the module's existing ``from <library> import ...``; returns [] when it is
@@ -56,8 +57,15 @@ def import_name_intents(module: ast.Module, source: SourceMap, library: str, new
     return None
 
 
-def replace_dtype(module: ast.Module, source: SourceMap, dtype: ast.expr, library: str | None,
-                  scope: LiteScope | None, qname: str, new: str = "uint64") -> list[Intent] | None:
+def replace_dtype(
+    module: ast.Module,
+    source: SourceMap,
+    dtype: ast.expr,
+    library: str | None,
+    scope: LiteScope | None,
+    qname: str,
+    new: str = "uint64",
+) -> list[Intent] | None:
     """Intents that turn the dtype expression into its unsigned 64-bit spelling.
 
     ``torch.int64``/``th.long``/``numpy.intp`` -> same base with ``uint64``; ``"int64"`` -> ``"uint64"``;
@@ -91,13 +99,14 @@ def is_single_string_literal(text: str) -> bool:
     prefix = text[:i].lower()
     if "f" in prefix or "b" in prefix or i == len(text):
         return False
-    quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else text[i]
-    body = text[i + len(quote):len(text) - len(quote)]
+    quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else text[i]
+    body = text[i + len(quote) : len(text) - len(quote)]
     return text.endswith(quote) and len(text) >= i + 2 * len(quote) and quote not in body
 
 
-def alias_spelling(module: ast.Module, source: SourceMap, node: ast.expr, library: str,
-                   scope: LiteScope | None, new: str) -> list[Intent] | None:
+def alias_spelling(
+    module: ast.Module, source: SourceMap, node: ast.expr, library: str, scope: LiteScope | None, new: str
+) -> list[Intent] | None:
     """Replace ``node`` by ``<alias>.<new>`` or, with no module import, by a from-imported bare name."""
     spelled = spell(module, source, library, scope, new)
     if spelled is None:
@@ -106,8 +115,9 @@ def alias_spelling(module: ast.Module, source: SourceMap, node: ast.expr, librar
     return [_intent(source, node, "replace_name", text), *imports]
 
 
-def spell(module: ast.Module, source: SourceMap, library: str, scope: LiteScope | None, new: str,
-          prefer: str | None = None) -> tuple[str, list[Intent]] | None:
+def spell(
+    module: ast.Module, source: SourceMap, library: str, scope: LiteScope | None, new: str, prefer: str | None = None
+) -> tuple[str, list[Intent]] | None:
     """How to write ``library.new`` here: ``(text, import intents)``."""
     if prefer is not None:
         return f"{prefer}.{new}", []

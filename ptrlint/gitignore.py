@@ -63,8 +63,13 @@ def _spec(path: Path, warn: Warn | None) -> pathspec.GitIgnoreSpec | None:
 def _global_excludes(root: Path) -> Path | None:
     """``core.excludesFile`` as git reads it (every config level), else git's default location."""
     try:
-        proc = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=root,
-                              capture_output=True, text=True, timeout=10)
+        proc = subprocess.run(
+            ["git", "config", "--path", "--get", "core.excludesFile"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if proc.returncode == 0 and proc.stdout.strip():
             return Path(os.path.expanduser(proc.stdout.strip()))
     except (OSError, subprocess.SubprocessError):
@@ -91,7 +96,7 @@ class Repository:
             except OSError:
                 return dot_git
             if line.startswith("gitdir:"):
-                target = Path(line[len("gitdir:"):].strip())
+                target = Path(line[len("gitdir:") :].strip())
                 return target if target.is_absolute() else (self.root / target)
         return dot_git
 

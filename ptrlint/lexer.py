@@ -19,14 +19,17 @@ import re
 # A run of comment lines, a string (its prefix is read off the text before it, so that every
 # alternative starts with `#` or a quote, which the regex engine finds at memchr speed), or a lone
 # quote (no string this scan knows: unsure from here).
-_LEXEME = re.compile(r"""
+_LEXEME = re.compile(
+    r"""
   \#[^\n]*(?:\n[ \t]*\#[^\n]*)*
 | '''(?P<single3>[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*)'''
 | \"\"\"(?P<double3>[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*)\"\"\"
 | '[^'\\\n]*(?:\\.[^'\\\n]*)*'
 | "[^"\\\n]*(?:\\.[^"\\\n]*)*"
 | ['"]
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 
 
 class ProseMap:
@@ -72,8 +75,11 @@ class ProseMap:
             self._advance()
         if offset >= self._unsure:
             return None
-        for starts, ends in ((self._starts, self._ends), (self._string_starts, self._string_ends),
-                             (self._fstring_starts, self._fstring_ends)):
+        for starts, ends in (
+            (self._starts, self._ends),
+            (self._string_starts, self._string_ends),
+            (self._fstring_starts, self._fstring_ends),
+        ):
             at = bisect.bisect_left(starts, offset) - 1
             if at >= 0 and offset < ends[at]:
                 return True
@@ -90,8 +96,11 @@ class ProseMap:
             return None
         start, depth = self._depth_at if self._depth_at[0] <= offset else (0, 0)
         skipped: list[tuple[int, int]] = []  # the comments and strings that overlap start:offset, in order
-        for starts, ends in ((self._starts, self._ends), (self._string_starts, self._string_ends),
-                             (self._fstring_starts, self._fstring_ends)):
+        for starts, ends in (
+            (self._starts, self._ends),
+            (self._string_starts, self._string_ends),
+            (self._fstring_starts, self._fstring_ends),
+        ):
             first = max(0, bisect.bisect_right(starts, start) - 1)
             last = bisect.bisect_left(starts, offset)
             skipped.extend((starts[i], ends[i]) for i in range(first, last) if ends[i] > start)
@@ -162,8 +171,14 @@ _SPACE = " \t\f\r\n\\"
 def _opened(text: str, start: int, end: int) -> int:
     """Brackets opened minus brackets closed in ``text[start:end]``."""
     count = text.count
-    return (count("(", start, end) + count("[", start, end) + count("{", start, end)
-            - count(")", start, end) - count("]", start, end) - count("}", start, end))
+    return (
+        count("(", start, end)
+        + count("[", start, end)
+        + count("{", start, end)
+        - count(")", start, end)
+        - count("]", start, end)
+        - count("}", start, end)
+    )
 
 
 def _fields_closed(literal: str) -> bool:
@@ -175,7 +190,7 @@ def _fields_closed(literal: str) -> bool:
         at = brace.start()
         if at == skip:
             continue
-        following = literal[at + 1:at + 2]
+        following = literal[at + 1 : at + 2]
         if brace.group() == "{":
             if depth == 0 and following == "{":
                 skip = at + 1
@@ -195,7 +210,7 @@ _BRACE = re.compile(r"[{}]")
 
 def _is_fstring(text: str, quote: int) -> bool:
     """Whether the string opening at ``quote`` has an ``f`` prefix (``f``, ``rf``, ``fr``, any case)."""
-    last = text[quote - 1:quote] if quote else ""
+    last = text[quote - 1 : quote] if quote else ""
     if last in ("f", "F"):
         return True
     return last in ("r", "R", "b", "B") and quote >= 2 and text[quote - 2] in ("f", "F")
@@ -206,13 +221,16 @@ def _is_fstring(text: str, quote: int) -> bool:
 _STATEMENT_CANDIDATE = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")  # continues the compound statement before it
 # A comment or a whole string (triple-quoted first), as _LEXEME reads them, removed before brackets are counted.
-_LITERALS = re.compile(r"""
+_LITERALS = re.compile(
+    r"""
   \#[^\n]*
 | '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''
 | \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*\"\"\"
 | '[^'\\\n]*(?:\\.[^'\\\n]*)*'
 | "[^"\\\n]*(?:\\.[^"\\\n]*)*"
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 
 
 def statement_starts(text: str) -> list[int]:

@@ -38,9 +38,14 @@ DEBOUNCE_SECONDS = 0.25
 SOURCE = "ptrlint"
 
 
-NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[
-    types.NotebookDocumentFilterWithNotebook(notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]),
-], save=True)
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithNotebook(
+            notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
+        ),
+    ],
+    save=True,
+)
 
 
 class PtrlintServer(LanguageServer):
@@ -78,7 +83,9 @@ def _related_location(r: Any, uri: str, lines: Sequence[str], codec: PositionCod
     if r.path is None:
         return types.Location(uri=uri, range=_range(lines, (r.line, r.column), (r.line, r.column), codec))
     point = types.Position(line=max(0, r.line - 1), character=max(0, r.column - 1))  # code points; close enough
-    return types.Location(uri=from_fs_path(str(Path(r.path).resolve())) or r.path, range=types.Range(start=point, end=point))
+    return types.Location(
+        uri=from_fs_path(str(Path(r.path).resolve())) or r.path, range=types.Range(start=point, end=point)
+    )
 
 
 def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | None:
@@ -117,8 +124,12 @@ def diagnostics_for(ls: PtrlintServer, uri: str) -> list[types.Diagnostic] | Non
     if result.error is not None:
         diagnostics.append(
             types.Diagnostic(
-                range=_range(lines, (max(1, result.error.line), max(1, result.error.column)),
-                             (max(1, result.error.line), max(1, result.error.column)), codec),
+                range=_range(
+                    lines,
+                    (max(1, result.error.line), max(1, result.error.column)),
+                    (max(1, result.error.line), max(1, result.error.column)),
+                    codec,
+                ),
                 message=result.error.message,
                 severity=types.DiagnosticSeverity.Error,
                 code=result.error.code,
@@ -134,13 +145,18 @@ def lint(ls: PtrlintServer, uri: str) -> None:
     if diagnostics is None:
         return
     document = ls.workspace.get_text_document(uri)
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
-                                                                        version=document.version))
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version)
+    )
 
 
-@server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
-                types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False))
-def pull_diagnostics(ls: PtrlintServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
+)
+def pull_diagnostics(
+    ls: PtrlintServer, params: types.DocumentDiagnosticParams
+) -> types.RelatedFullDocumentDiagnosticReport:
     """``textDocument/diagnostic``: the client asks when it wants them (LSP 3.17 pull model)."""
     return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, params.text_document.uri) or [])
 
@@ -162,10 +178,18 @@ def initialized(ls: PtrlintServer, params: types.InitializedParams) -> None:
     watch = capabilities.did_change_watched_files if capabilities else None
     if watch is None or not watch.dynamic_registration:
         return
-    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])
-    ls.client_register_capability(types.RegistrationParams(registrations=[
-        types.Registration(id="ptrlint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
-    ]))
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+    )
+    ls.client_register_capability(
+        types.RegistrationParams(
+            registrations=[
+                types.Registration(
+                    id="ptrlint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+                )
+            ]
+        )
+    )
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -264,8 +288,10 @@ def _fix_all(ls: PtrlintServer, uri: str) -> types.CodeAction | None:
         return None
     lines, codec = document.lines, document.position_codec
     end_line = len(lines)
-    whole = types.Range(start=types.Position(line=0, character=0),
-                        end=codec.position_to_client_units(lines, types.Position(line=end_line, character=0)))
+    whole = types.Range(
+        start=types.Position(line=0, character=0),
+        end=codec.position_to_client_units(lines, types.Position(line=end_line, character=0)),
+    )
     return types.CodeAction(
         title=f"ptrlint: fix all safe fixes ({result.fixed})",
         kind=FIX_ALL,
@@ -309,8 +335,12 @@ def lint_notebook(ls: PtrlintServer, notebook_uri: str) -> None:
         return
     cells = [c for c in notebook.cells if c.kind == types.NotebookCellKind.Code]
     sources = [ls.workspace.get_text_document(c.document).source for c in cells]
-    data = {"cells": [{"cell_type": "code", "metadata": {}, "source": text} for text in sources],
-            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    data = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": text} for text in sources],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = to_fs_path(notebook_uri) or notebook_uri
     try:
         settings = ls.settings_for(path)
@@ -323,13 +353,24 @@ def lint_notebook(ls: PtrlintServer, notebook_uri: str) -> None:
     for finding in (to_cells(f, joined) for f in result.findings):
         cell_number = finding.cell or 1
         document = ls.workspace.get_text_document(cells[cell_number - 1].document)
-        by_cell[cell_number].append(types.Diagnostic(
-            range=_range(document.lines, (finding.line, finding.column), (finding.end_line, finding.end_column),
-                         document.position_codec),
-            message=finding.message, severity=_severity(finding), code=finding.code, source=SOURCE))
+        by_cell[cell_number].append(
+            types.Diagnostic(
+                range=_range(
+                    document.lines,
+                    (finding.line, finding.column),
+                    (finding.end_line, finding.end_column),
+                    document.position_codec,
+                ),
+                message=finding.message,
+                severity=_severity(finding),
+                code=finding.code,
+                source=SOURCE,
+            )
+        )
     for number, diagnostics in by_cell.items():
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cells[number - 1].document,
-                                                                            diagnostics=diagnostics))
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=cells[number - 1].document, diagnostics=diagnostics)
+        )
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)

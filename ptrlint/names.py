@@ -20,28 +20,92 @@ class DtypeClass(Enum):
 
 _TORCH_SIGNED64 = {"int64", "long"}
 _TORCH_NARROW = {
-    "int32", "int", "int16", "short", "int8", "uint8", "uint16", "uint32",
-    "float", "float32", "float64", "double", "float16", "half", "bfloat16",
+    "int32",
+    "int",
+    "int16",
+    "short",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "float",
+    "float32",
+    "float64",
+    "double",
+    "float16",
+    "half",
+    "bfloat16",
 }
 _TORCH_UNSIGNED64 = {"uint64"}
 _NUMPY_SIGNED64 = {"int64", "intp", "longlong", "int_", "long", "signedinteger"}
 _NUMPY_NARROW = {
-    "int32", "int16", "int8", "uint32", "uint16", "uint8", "intc", "uintc", "short", "ushort",
-    "byte", "ubyte", "float16", "float32", "float64", "half", "single", "double", "float_",
-    "longdouble", "float128",
+    "int32",
+    "int16",
+    "int8",
+    "uint32",
+    "uint16",
+    "uint8",
+    "intc",
+    "uintc",
+    "short",
+    "ushort",
+    "byte",
+    "ubyte",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "single",
+    "double",
+    "float_",
+    "longdouble",
+    "float128",
 }
 _NUMPY_UNSIGNED64 = {"uint64", "uintp", "ulonglong", "uint", "ulong"}
 # numpy spells dtypes as strings too; torch does not accept strings.
 _STRING_SIGNED64 = {"int64", "i8", "<i8", "=i8", "long", "longlong", "intp", "int", "int_", "q", "p"}
 _STRING_NARROW = {
-    "int32", "int16", "int8", "uint32", "uint16", "uint8", "i4", "<i4", "i2", "i1", "u4", "<u4", "u2", "u1",
-    "float", "float16", "float32", "float64", "double", "single", "half", "f2", "f4", "f8", "<f4", "<f8", "d", "f",
+    "int32",
+    "int16",
+    "int8",
+    "uint32",
+    "uint16",
+    "uint8",
+    "i4",
+    "<i4",
+    "i2",
+    "i1",
+    "u4",
+    "<u4",
+    "u2",
+    "u1",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "double",
+    "single",
+    "half",
+    "f2",
+    "f4",
+    "f8",
+    "<f4",
+    "<f8",
+    "d",
+    "f",
 }
 _STRING_UNSIGNED64 = {"uint64", "u8", "<u8", "=u8", "uintp", "ulonglong", "uint", "Q", "P"}
 
 # numpy dtype strings that name a signed integer type, by the qualified dtype they spell (`np.dtype("i8")`).
-SIGNED_DTYPE_STRINGS = {"int64": "numpy.int64", "i8": "numpy.int64", "<i8": "numpy.int64", "int32": "numpy.int32",
-                        "i4": "numpy.int32", "intp": "numpy.intp", "long": "numpy.int64"}
+SIGNED_DTYPE_STRINGS = {
+    "int64": "numpy.int64",
+    "i8": "numpy.int64",
+    "<i8": "numpy.int64",
+    "int32": "numpy.int32",
+    "i4": "numpy.int32",
+    "intp": "numpy.intp",
+    "long": "numpy.int64",
+}
 
 
 def classify_qualified_dtype(qname: str) -> tuple[DtypeClass, str] | None:
@@ -122,13 +186,17 @@ CREATION_CALLS: dict[str, tuple[str, int | None, int | None, bool]] = {
 }
 # Concrete signed 64-bit dtypes by qualified name: what a bit-preserving `.view(...)` hands on (and a `.dtype`
 # check insists on). numpy's abstract `signedinteger` and its platform-dependent `long` are left out.
-SIGNED64_DTYPES = frozenset({*(f"torch.{n}" for n in _TORCH_SIGNED64),
-                             *(f"numpy.{n}" for n in ("int64", "intp", "longlong", "int_"))})
+SIGNED64_DTYPES = frozenset(
+    {*(f"torch.{n}" for n in _TORCH_SIGNED64), *(f"numpy.{n}" for n in ("int64", "intp", "longlong", "int_"))}
+)
 # numpy scalar types that convert a Python int (`np.int64(p)`: raises above 2**63-1, `np.int32(p)`: truncates).
 NUMPY_SCALAR_CASTS = frozenset({q for q in SIGNED64_DTYPES if q.startswith("numpy.")} | {"numpy.int32"})
 # Signed integer dtypes a dtype expression may resolve to (`dtype=...`, a `.dtype` comparison, a default).
-SIGNED_DTYPE_QNAMES = SIGNED64_DTYPES | NUMPY_SCALAR_CASTS | frozenset({
-    "torch.int32", "torch.int", "torch.int16", "torch.short", "builtins.int"})
+SIGNED_DTYPE_QNAMES = (
+    SIGNED64_DTYPES
+    | NUMPY_SCALAR_CASTS
+    | frozenset({"torch.int32", "torch.int", "torch.int16", "torch.short", "builtins.int"})
+)
 # Last names of explicit signed 64-bit element types a consumer may be given with a table (`cutlass.Int64`, `tl.int64`).
 ELEMENT_TYPE_NAMES = frozenset({"Int64", "int64", "Int64_t", "int64_t"})
 # Calls whose missing dtype means int64 inferred from pointer values (PTR002).
@@ -142,39 +210,146 @@ FILL_VALUE_INDEX = {"torch.full": 1, "numpy.full": 1}
 CTYPES_SIGNED64 = frozenset({"c_long", "c_int64", "c_longlong", "c_ssize_t"})
 # The same types qualified: `ctypes.c_int64(p).value` reinterprets an address as signed on purpose.
 CTYPES_SIGNED64_QNAMES = frozenset(f"ctypes.{n}" for n in CTYPES_SIGNED64)
-CTYPES_NARROW = frozenset({"c_int", "c_int32", "c_int16", "c_int8", "c_short", "c_byte", "c_uint", "c_uint32",
-                           "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float"})
+CTYPES_NARROW = frozenset(
+    {
+        "c_int",
+        "c_int32",
+        "c_int16",
+        "c_int8",
+        "c_short",
+        "c_byte",
+        "c_uint",
+        "c_uint32",
+        "c_uint16",
+        "c_uint8",
+        "c_ushort",
+        "c_ubyte",
+        "c_double",
+        "c_float",
+    }
+)
 
 # Methods that convert a tensor or array to another dtype (`.long()`, `.to(torch.int64)`, `.astype(np.int64)`).
 CAST_METHODS = ("long", "int", "short", "to", "type", "astype")
 # Methods that give a tensor of the receiver's dtype (`t.new_zeros(n)`).
 NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_full", "new_ones", "new_tensor"})
 # Value-preserving operations: the result holds the same pointer values as the receiver.
-PASSTHROUGH_METHODS = frozenset({
-    "to", "cuda", "cpu", "clone", "contiguous", "numpy", "pin_memory", "share_memory_", "detach", "copy",
-    "tolist", "reshape", "view_as", "flatten", "ravel", "squeeze", "unsqueeze", "copy_to_gpu", "copy_to_cpu",
-    "flip",
-})
+PASSTHROUGH_METHODS = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "clone",
+        "contiguous",
+        "numpy",
+        "pin_memory",
+        "share_memory_",
+        "detach",
+        "copy",
+        "tolist",
+        "reshape",
+        "view_as",
+        "flatten",
+        "ravel",
+        "squeeze",
+        "unsqueeze",
+        "copy_to_gpu",
+        "copy_to_cpu",
+        "flip",
+    }
+)
 # The pass-through methods whose result is a torch tensor when the receiver is one (and `.view(dtype)`).
-TENSOR_RESULT_METHODS = frozenset({"to", "cuda", "cpu", "clone", "contiguous", "pin_memory", "detach", "view", "reshape",
-                                   "copy_to_gpu"})
+TENSOR_RESULT_METHODS = frozenset(
+    {"to", "cuda", "cpu", "clone", "contiguous", "pin_memory", "detach", "view", "reshape", "copy_to_gpu"}
+)
 # Attributes that view a buffer without changing its values (CpuGpuBuffer, numpy).
 VIEW_ATTRIBUTES = frozenset({"np", "cpu", "gpu", "T", "data"})
 # Methods and functions uint64 tensors lack kernels for (analysis/consumers/uses.py: uses that need int64, or order).
-UNSAFE_METHODS = frozenset({
-    "max", "min", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "aminmax", "mean",
-    "searchsorted", "index_select", "index_put_", "index_put", "index_add_", "index_add", "diff", "bucketize",
-    "isin", "add", "add_", "sub", "sub_", "div", "div_", "floor_divide", "remainder", "fmod", "lt", "gt", "le", "ge",
-    "clamp", "clamp_", "clip", "abs", "neg", "topk", "kthvalue", "median",
-})
-UNSAFE_FUNCTIONS = frozenset({
-    "torch.searchsorted", "torch.bucketize", "torch.index_select", "torch.max", "torch.min", "torch.sum",
-    "torch.prod", "torch.cumsum", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin", "torch.add",
-    "torch.sub", "torch.diff", "torch.isin", "torch.clamp", "torch.where", "torch.lt", "torch.gt", "torch.le",
-    "torch.ge", "torch.remainder", "torch.floor_divide", "torch.mean", "torch.topk",
-    "builtins.max", "builtins.min", "builtins.sum",
-    "numpy.searchsorted", "numpy.max", "numpy.min", "numpy.sum", "numpy.diff", "numpy.cumsum",
-})
+UNSAFE_METHODS = frozenset(
+    {
+        "max",
+        "min",
+        "sum",
+        "prod",
+        "cumsum",
+        "cumprod",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "aminmax",
+        "mean",
+        "searchsorted",
+        "index_select",
+        "index_put_",
+        "index_put",
+        "index_add_",
+        "index_add",
+        "diff",
+        "bucketize",
+        "isin",
+        "add",
+        "add_",
+        "sub",
+        "sub_",
+        "div",
+        "div_",
+        "floor_divide",
+        "remainder",
+        "fmod",
+        "lt",
+        "gt",
+        "le",
+        "ge",
+        "clamp",
+        "clamp_",
+        "clip",
+        "abs",
+        "neg",
+        "topk",
+        "kthvalue",
+        "median",
+    }
+)
+UNSAFE_FUNCTIONS = frozenset(
+    {
+        "torch.searchsorted",
+        "torch.bucketize",
+        "torch.index_select",
+        "torch.max",
+        "torch.min",
+        "torch.sum",
+        "torch.prod",
+        "torch.cumsum",
+        "torch.amax",
+        "torch.amin",
+        "torch.argmax",
+        "torch.argmin",
+        "torch.add",
+        "torch.sub",
+        "torch.diff",
+        "torch.isin",
+        "torch.clamp",
+        "torch.where",
+        "torch.lt",
+        "torch.gt",
+        "torch.le",
+        "torch.ge",
+        "torch.remainder",
+        "torch.floor_divide",
+        "torch.mean",
+        "torch.topk",
+        "builtins.max",
+        "builtins.min",
+        "builtins.sum",
+        "numpy.searchsorted",
+        "numpy.max",
+        "numpy.min",
+        "numpy.sum",
+        "numpy.diff",
+        "numpy.cumsum",
+    }
+)
 
 
 # Every finding also needs a *site*, and every site leaves a word in the text. Each rule declares
@@ -201,16 +376,35 @@ class Collective(NamedTuple):
 
 # torch.distributed collectives by last name (`torch.distributed.all_gather`, `dist.broadcast`).
 COLLECTIVES: dict[str, Collective] = {
-    "all_gather": Collective((0,), "each"), "all_gather_into_tensor": Collective((0,), "whole"),
-    "_all_gather_base": Collective((0,), "whole"), "all_gather_object": Collective((0,)),
-    "broadcast": Collective((0,), "kept"), "all_reduce": Collective((0,)), "reduce": Collective((0,)),
-    "send": Collective(()), "isend": Collective(()), "recv": Collective((0,)), "irecv": Collective((0,)),
-    "scatter": Collective((0,)), "gather": Collective((1,)), "reduce_scatter": Collective((0,)),
-    "reduce_scatter_tensor": Collective((0,)), "all_to_all": Collective((0,)), "all_to_all_single": Collective((0,)),
+    "all_gather": Collective((0,), "each"),
+    "all_gather_into_tensor": Collective((0,), "whole"),
+    "_all_gather_base": Collective((0,), "whole"),
+    "all_gather_object": Collective((0,)),
+    "broadcast": Collective((0,), "kept"),
+    "all_reduce": Collective((0,)),
+    "reduce": Collective((0,)),
+    "send": Collective(()),
+    "isend": Collective(()),
+    "recv": Collective((0,)),
+    "irecv": Collective((0,)),
+    "scatter": Collective((0,)),
+    "gather": Collective((1,)),
+    "reduce_scatter": Collective((0,)),
+    "reduce_scatter_tensor": Collective((0,)),
+    "all_to_all": Collective((0,)),
+    "all_to_all_single": Collective((0,)),
     "broadcast_object_list": Collective((0,)),
 }
 # The collectives whose flow the evidence model follows.
 FOLLOWED_COLLECTIVES = frozenset(name for name, collective in COLLECTIVES.items() if collective.flow is not None)
 # Keyword arguments of collectives, by the position they stand for.
-COLLECTIVE_KEYWORDS = {"tensor": 0, "tensor_list": 0, "output": 0, "output_tensor": 0, "output_tensor_list": 0,
-                       "input": 1, "input_tensor": 1, "input_tensor_list": 1}
+COLLECTIVE_KEYWORDS = {
+    "tensor": 0,
+    "tensor_list": 0,
+    "output": 0,
+    "output_tensor": 0,
+    "output_tensor_list": 0,
+    "input": 1,
+    "input_tensor": 1,
+    "input_tensor_list": 1,
+}

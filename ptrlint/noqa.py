@@ -83,8 +83,9 @@ def add_noqa(path: str, findings: list[Finding], write: bool = True, roots: tupl
         new_bytes = new_text.encode(encoding)
     if write:
         if roots and not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
-            outcome.error = FileError(path, f"no noqa comments written: the file resolves to {real}, outside the "
-                                            "folders given", code=IO_ERROR)
+            outcome.error = FileError(
+                path, f"no noqa comments written: the file resolves to {real}, outside the folders given", code=IO_ERROR
+            )
             outcome.added = 0
             return outcome
         try:

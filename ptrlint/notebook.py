@@ -133,7 +133,7 @@ class Notebook:
         if len(items) != len(old):  # the array does not hold one string per line: rewrite it whole
             start, end = cell.span
             return [(start, end, json.dumps(new_lines, ensure_ascii=ascii_only))]
-        separator = self.raw[items[0][1]:items[1][0]] if len(items) > 1 else ", "
+        separator = self.raw[items[0][1] : items[1][0]] if len(items) > 1 else ", "
         edits: list[tuple[int, int, str]] = []
         matcher = difflib.SequenceMatcher(a=old, b=new_lines, autojunk=False)
         for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -157,10 +157,14 @@ class Notebook:
         out: list[str] = []
         for before, after in zip(self.cells, new.cells):
             if before.lines != after.lines:
-                out.extend(difflib.unified_diff(
-                    _newline_ended(before.lines), _newline_ended(after.lines),
-                    fromfile=f"a/{path}:cell {before.number}", tofile=f"b/{path}:cell {after.number}",
-                ))
+                out.extend(
+                    difflib.unified_diff(
+                        _newline_ended(before.lines),
+                        _newline_ended(after.lines),
+                        fromfile=f"a/{path}:cell {before.number}",
+                        tofile=f"b/{path}:cell {after.number}",
+                    )
+                )
         return "".join(out)
 
 
@@ -288,7 +292,7 @@ class _Scanner:
         while True:
             self.ws()
             key_span = self.string()
-            key = json.loads(self.text[key_span[0]:key_span[1]])
+            key = json.loads(self.text[key_span[0] : key_span[1]])
             self.ws()
             self.i += 1  # the colon
             self.ws()

@@ -17,15 +17,96 @@ _POINTER_SOURCE_TOKENS = ("ctypes", "array_interface", *PREFILTER_TOKENS)  # the
 
 
 # The `_`-separated words that say "address" (abbreviations included) and "a table of them".
-POINTER_WORDS = frozenset({"ptr", "pointer", "addr", "address", "raddr", "laddr", "daddr", "haddr", "vaddr", "paddr",
-                           "dptr", "hptr", "devptr"})
-PLURAL_POINTER_WORDS = frozenset({"ptrs", "pointers", "addrs", "addresses", "raddrs", "laddrs", "daddrs", "haddrs",
-                                  "vaddrs", "paddrs", "dptrs", "hptrs", "devptrs"})
-NOT_GETTER_WORDS = frozenset({"from", "to", "for", "by", "at", "of", "as", "into", "with", "is", "has", "set", "free",
-                              "release", "register", "unregister", "check", "validate", "map", "unmap", "print",
-                              "dump", "format", "parse", "read", "write", "load", "store", "copy", "make", "wrap"})
-COLLECTION_WORDS = frozenset({"list", "lists", "table", "tables", "array", "arr", "arrays", "buf", "buffer", "buffers",
-                              "tensor", "tensors", "vec", "vector", "staging", "map", "set"})
+POINTER_WORDS = frozenset(
+    {
+        "ptr",
+        "pointer",
+        "addr",
+        "address",
+        "raddr",
+        "laddr",
+        "daddr",
+        "haddr",
+        "vaddr",
+        "paddr",
+        "dptr",
+        "hptr",
+        "devptr",
+    }
+)
+PLURAL_POINTER_WORDS = frozenset(
+    {
+        "ptrs",
+        "pointers",
+        "addrs",
+        "addresses",
+        "raddrs",
+        "laddrs",
+        "daddrs",
+        "haddrs",
+        "vaddrs",
+        "paddrs",
+        "dptrs",
+        "hptrs",
+        "devptrs",
+    }
+)
+NOT_GETTER_WORDS = frozenset(
+    {
+        "from",
+        "to",
+        "for",
+        "by",
+        "at",
+        "of",
+        "as",
+        "into",
+        "with",
+        "is",
+        "has",
+        "set",
+        "free",
+        "release",
+        "register",
+        "unregister",
+        "check",
+        "validate",
+        "map",
+        "unmap",
+        "print",
+        "dump",
+        "format",
+        "parse",
+        "read",
+        "write",
+        "load",
+        "store",
+        "copy",
+        "make",
+        "wrap",
+    }
+)
+COLLECTION_WORDS = frozenset(
+    {
+        "list",
+        "lists",
+        "table",
+        "tables",
+        "array",
+        "arr",
+        "arrays",
+        "buf",
+        "buffer",
+        "buffers",
+        "tensor",
+        "tensors",
+        "vec",
+        "vector",
+        "staging",
+        "map",
+        "set",
+    }
+)
 
 
 class NamePatterns:

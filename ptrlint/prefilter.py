@@ -65,8 +65,9 @@ class _Sites:
                         if begin < start or begin >= end or not text.startswith(word, begin):
                             continue
                         after = begin + len(word)
-                        if (begin == 0 or not is_word_char(text[begin - 1])) and \
-                                (after == len(text) or not is_word_char(text[after])):
+                        if (begin == 0 or not is_word_char(text[begin - 1])) and (
+                            after == len(text) or not is_word_char(text[after])
+                        ):
                             found.append(begin)
                     at = find(key, at + 1, end + longest)
             while method is not None and method.start() < end:
@@ -100,8 +101,18 @@ class _Kind(Enum):
 
 # Address APIs spelled with a pointer word: sources of value evidence, never judged as names, so that a
 # `pointer-names` setting (which replaces the name patterns) adds name evidence and never removes these.
-ADDRESS_API_WORDS = frozenset({"data_ptr", "getptr", "multicast_ptr", "buffer_ptrs", "buffer_ptrs_dev",
-                               "signal_pad_ptrs", "signal_pad_ptrs_dev", "device_ctypes_pointer"})
+ADDRESS_API_WORDS = frozenset(
+    {
+        "data_ptr",
+        "getptr",
+        "multicast_ptr",
+        "buffer_ptrs",
+        "buffer_ptrs_dev",
+        "signal_pad_ptrs",
+        "signal_pad_ptrs_dev",
+        "device_ctypes_pointer",
+    }
+)
 
 
 class _Evidence:
@@ -112,7 +123,9 @@ class _Evidence:
     def __init__(self, config: Config) -> None:
         extra = tuple(name.rpartition(".")[2].lower() for name in config.pointer_functions)
         self.regex = prefilter_regex(extra)
-        self.custom = tuple(re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES)
+        self.custom = tuple(
+            re.compile(p, re.IGNORECASE) for p in config.pointer_names if p not in DEFAULT_POINTER_NAMES
+        )
         # every match of the regex contains one of these (lower-case) substrings
         self.literals = _innermost(("ptr", "pointer", "addr", "ctypes", "array_interface", *PREFILTER_TOKENS, *extra))
         self.sources = tuple(dict.fromkeys(("ctypes", "array_interface", *PREFILTER_TOKENS, *extra)))
@@ -177,9 +190,11 @@ class _Evidence:
         (``hasattr(a, "__cuda_array_interface__")``, ``"torch.addr"``, ``'ctypes'``), and a key is
         evidence only as a whole pointer name."""
         begin, word_end = _word_bounds(lowered, start)
-        if lowered[begin - 1:begin] not in _QUOTES or lowered[word_end:end].strip(_QUOTES):
+        if lowered[begin - 1 : begin] not in _QUOTES or lowered[word_end:end].strip(_QUOTES):
             return False  # not the whole string
-        return lowered[skip_space_ahead(lowered, end):][:1] in (":", "]") and self.names.is_pointer_name(lowered[begin:word_end])
+        return lowered[skip_space_ahead(lowered, end) :][:1] in (":", "]") and self.names.is_pointer_name(
+            lowered[begin:word_end]
+        )
 
 
 _WORD_REST = re.compile(r"\w*")
@@ -207,14 +222,18 @@ def _names_something(lowered: str, begin: int, end: int, prose: ProseMap | None 
     before = skip_space_back(lowered, begin)
     for keyword in ("def", "class"):  # a definition's name: its calls and its fields are evidence, not it
         start = before - len(keyword)
-        if lowered.startswith(keyword, start) and before < begin and (start == 0 or not is_word_char(lowered[start - 1])):
+        if (
+            lowered.startswith(keyword, start)
+            and before < begin
+            and (start == 0 or not is_word_char(lowered[start - 1]))
+        ):
             return False
     after = skip_space_ahead(lowered, end)
     quoted = after < len(lowered) and lowered[after] in _QUOTES
     if quoted:  # the end of a string: a key (`{"x_ptr": ...}`, `d["x_ptr"] = ...`)?
         quote = lowered[after]
         after = skip_space_ahead(lowered, after + (3 if lowered.startswith(quote * 3, after) else 1))
-    follows = lowered[after:after + 2]
+    follows = lowered[after : after + 2]
     if quoted:
         return follows[:1] in (":", "]")
     if follows[:1] in ("(", "#"):
@@ -290,8 +309,9 @@ def has_evidence(text: str, config: Config) -> bool:
     return evidence_and_site(text, config, site=False)[0]
 
 
-def evidence_and_site(text: str, config: Config, evidence: bool = True, site: bool = True,
-                      codes: frozenset[str] | None = None) -> tuple[bool, bool]:
+def evidence_and_site(
+    text: str, config: Config, evidence: bool = True, site: bool = True, codes: frozenset[str] | None = None
+) -> tuple[bool, bool]:
     """Both answers (each only when asked), with one scan for the text's comments and strings."""
     parts, sites = _prefilter_parts(config, codes)
     prose = _Prose(text)

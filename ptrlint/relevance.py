@@ -60,8 +60,10 @@ _AUG = r"(?:[-+*/%&|^@]|//|<<|>>|\*\*)?"
 # A statement's target part (``a, self.b[i] = ...``, ``x += 1``): the text before an assignment.
 _TARGETS = re.compile(rf"^([ \t]*)([A-Za-z_(\[*][\w \t,.\[\]()*]*+){_AUG}=(?!=)", re.MULTILINE)
 _ANNOTATED = re.compile(r"^([ \t]*)([A-Za-z_]\w*)[ \t]*:(?!=)", re.MULTILINE)
-_BINDERS = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class|global|nonlocal)[ \t]+([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)",
-                      re.MULTILINE)
+_BINDERS = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?(?:def|class|global|nonlocal)[ \t]+([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)",
+    re.MULTILINE,
+)
 _STORED_ATTRIBUTE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)")
 _CLASS_LINE = re.compile(r"^class\b", re.MULTILINE)  # a class's own line (after its decorators)
 _INDENTED = re.compile(r"\n([ \t]+)\S")
@@ -91,8 +93,11 @@ def relevant_text(text: str, config: Config) -> Relevant | None:
     mentions = [frozenset(_IDENTIFIER.findall(piece)) for piece in pieces]
     binds = [_bound(code) for code in codes]
     defines = [_defined(names) for names in binds]
-    kept = [i for i, (piece, code) in enumerate(zip(pieces, codes))
-            if _imports(code) or any(evidence_and_site(piece, config))]
+    kept = [
+        i
+        for i, (piece, code) in enumerate(zip(pieces, codes))
+        if _imports(code) or any(evidence_and_site(piece, config))
+    ]
     keep = _closure(kept, mentions, defines) if len(kept) < len(pieces) else set(kept)
     if len(keep) == len(pieces):
         return None
@@ -299,12 +304,12 @@ class DroppedCheck:
     def _publish(self, slot: int, value: int) -> None:
         """Write ``value`` with its complement, so that a read never takes half of a write for a value."""
         assert self._shared is not None
-        self._shared[slot:slot + 8] = _SLOT.pack(value, value ^ 0xFFFFFFFF)
+        self._shared[slot : slot + 8] = _SLOT.pack(value, value ^ 0xFFFFFFFF)
 
     def _read(self, slot: int) -> int:
         assert self._shared is not None
         while True:
-            value, check = _SLOT.unpack(self._shared[slot:slot + 8])
+            value, check = _SLOT.unpack(self._shared[slot : slot + 8])
             if value ^ 0xFFFFFFFF == check:
                 return cast(int, value)  # "<II": ints
 
@@ -315,7 +320,7 @@ _SLOT = struct.Struct("<II")
 
 def _parses(text: str, span: tuple[int, int]) -> bool:
     try:
-        ast.parse(text[span[0]:span[1]])
+        ast.parse(text[span[0] : span[1]])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -15,8 +15,9 @@ from .findings import NOTE, FileError, Finding, Fix
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def text(findings: list[Finding], errors: list[FileError], show_evidence: bool = False,
-         unsafe_fixes: bool = False) -> str:
+def text(
+    findings: list[Finding], errors: list[FileError], show_evidence: bool = False, unsafe_fixes: bool = False
+) -> str:
     lines: list[str] = []
     for f in findings:
         marker = ""
@@ -70,8 +71,14 @@ class SourceLines:
 _STYLES = {"bold": "1", "red": "1;31", "blue": "1;34", "cyan": "1;36", "dim": "2"}
 
 
-def full(findings: list[Finding], errors: list[FileError], sources: SourceLines, color: bool = False,
-         show_evidence: bool = False, unsafe_fixes: bool = False) -> str:
+def full(
+    findings: list[Finding],
+    errors: list[FileError],
+    sources: SourceLines,
+    color: bool = False,
+    show_evidence: bool = False,
+    unsafe_fixes: bool = False,
+) -> str:
     """Each finding with its source line, a marker under the span, and what the fix would change."""
 
     def paint(text: str, style: str) -> str:
@@ -104,7 +111,9 @@ def full(findings: list[Finding], errors: list[FileError], sources: SourceLines,
             out.append(f"{pad}{paint('= help:', 'cyan')} {clean(label)}{': ' + clean(change) if change else ''}{note}")
             for other in f.fix.alternatives:  # offered in editors; --fix applies only the fix above
                 change = _describe_edits(other, lines)
-                out.append(f"{pad}{paint('= or:', 'cyan')} {clean(other.title)}{': ' + clean(change) if change else ''}")
+                out.append(
+                    f"{pad}{paint('= or:', 'cyan')} {clean(other.title)}{': ' + clean(change) if change else ''}"
+                )
         if show_evidence:
             if f.failure:
                 out.append(f"{pad}{paint('= failure:', 'dim')} {clean(f.failure)}")
@@ -130,7 +139,7 @@ def _describe_edits(fix: Fix, lines: list[str]) -> str:
         (line, column), (end_line, end_column) = e.location, e.end_location
         old = ""
         if line == end_line and 1 <= line <= len(lines):
-            old = lines[line - 1][column - 1:end_column - 1]
+            old = lines[line - 1][column - 1 : end_column - 1]
         new = e.text.strip()
         if old:
             parts.append(f"replace `{old}` with `{new}`")
@@ -145,8 +154,8 @@ def location(path: str, cell: int | None, line: int, column: int) -> str:
     return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
 
 
-_CONTROL = {i: f"\\x{i:02x}" for i in (*range(0x20), 0x7f, *range(0x80, 0xa0))}
-_CONTROL.update({0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029", 0x1b: "\\x1b"})
+_CONTROL = {i: f"\\x{i:02x}" for i in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_CONTROL.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029", 0x1B: "\\x1b"})
 
 
 def clean(text: str) -> str:
@@ -174,7 +183,9 @@ def summary(findings: list[Finding], errors: list[FileError], fixed: int, unsafe
     if fixable:
         parts.append(f"[*] {fixable} fixable with `ptrlint --fix`.")
     if hidden and not unsafe_fixes:
-        parts.append(f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--fix --unsafe-fixes` (unsafe: review them).")
+        parts.append(
+            f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--fix --unsafe-fixes` (unsafe: review them)."
+        )
     if errors:
         parts.append(f"{len(errors)} file{'s' if len(errors) != 1 else ''} could not be checked (see the E9xx lines).")
     return "\n".join(parts) + "\n"
@@ -194,8 +205,10 @@ def statistics_json(findings: list[Finding]) -> str:
     """``--statistics --output-format json``: per code, its name, count and whether a safe fix exists."""
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fix is not None and f.fix.safe)
-    data = [{"code": code, "name": rule_name(code), "count": n, "fixable": bool(fixable[code])}
-            for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    data = [
+        {"code": code, "name": rule_name(code), "count": n, "fixable": bool(fixable[code])}
+        for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -213,8 +226,10 @@ def fixes_applied(applied: list[Finding]) -> str:
             lines.append(f"    {n} \u00d7 {code} ({rule_name(code)})")
         for finding in sorted((f for f in applied if f.path == path), key=Finding.sort_key):
             title = finding.fix.title if finding.fix is not None else ""
-            lines.append(f"      {location(finding.path, finding.cell, finding.line, finding.column)}: "
-                         f"{finding.code} {clean(title)}")
+            lines.append(
+                f"      {location(finding.path, finding.cell, finding.line, finding.column)}: "
+                f"{finding.code} {clean(title)}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -267,16 +282,22 @@ def _sarif_result(f: Finding, rule_index: int) -> dict[str, Any]:
         "ruleIndex": rule_index,
         "level": "note" if f.severity == NOTE else "error",
         "message": {"text": f.message + (f" Failure: {f.failure}" if f.failure else "")},
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": {"uri": _uri(f.path)},
-                # a notebook: the line of the .ipynb file itself; the cell and its line are properties
-                "region": _region(f.line, f.column, f.end_line, f.end_column) if f.cell is None
-                else {"startLine": f.raw_line or 1},
-            },
-            **({"properties": {"cell": f.cell, "cellLine": f.line, "cellColumn": f.column}}
-               if f.cell is not None else {}),
-        }],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(f.path)},
+                    # a notebook: the line of the .ipynb file itself; the cell and its line are properties
+                    "region": _region(f.line, f.column, f.end_line, f.end_column)
+                    if f.cell is None
+                    else {"startLine": f.raw_line or 1},
+                },
+                **(
+                    {"properties": {"cell": f.cell, "cellLine": f.line, "cellColumn": f.column}}
+                    if f.cell is not None
+                    else {}
+                ),
+            }
+        ],
     }
     if f.related:
         result["relatedLocations"] = [
@@ -291,19 +312,24 @@ def _sarif_result(f: Finding, rule_index: int) -> dict[str, Any]:
             for i, r in enumerate(f.related)
         ]
     if f.fix is not None:  # the fix first, then the unsafe alternatives it offers
-        result["fixes"] = [{
-            "description": {"text": fix.title + ("" if fix.safe else " (unsafe)")},
-            "artifactChanges": [{
-                "artifactLocation": {"uri": _uri(f.path)},
-                "replacements": [
+        result["fixes"] = [
+            {
+                "description": {"text": fix.title + ("" if fix.safe else " (unsafe)")},
+                "artifactChanges": [
                     {
-                        "deletedRegion": _region(*e.location, *e.end_location),
-                        "insertedContent": {"text": e.text},
+                        "artifactLocation": {"uri": _uri(f.path)},
+                        "replacements": [
+                            {
+                                "deletedRegion": _region(*e.location, *e.end_location),
+                                "insertedContent": {"text": e.text},
+                            }
+                            for e in fix.edits
+                        ],
                     }
-                    for e in fix.edits
                 ],
-            }],
-        } for fix in (f.fix, *f.fix.alternatives)]
+            }
+            for fix in (f.fix, *f.fix.alternatives)
+        ]
     return result
 
 
@@ -312,22 +338,32 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> str:
     index = {}
     for i, rule in enumerate(load_rules()):  # every rule's documentation: the classes are loaded
         index[rule.code] = i
-        rules.append({
-            "id": rule.code,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": rule.doc.strip().split("## Why is this bad?")[0].replace("## What it does", "").strip()},
-            "help": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"fix": rule.fix_availability},
-        })
+        rules.append(
+            {
+                "id": rule.code,
+                "name": rule.name,
+                "shortDescription": {"text": rule.summary},
+                "fullDescription": {
+                    "text": rule.doc.strip().split("## Why is this bad?")[0].replace("## What it does", "").strip()
+                },
+                "help": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
+                "defaultConfiguration": {"level": "error"},
+                "properties": {"fix": rule.fix_availability},
+            }
+        )
     results = [_sarif_result(f, index[f.code]) for f in findings]
     for e in sorted(errors, key=lambda e: (e.path, e.line, e.column)):  # a file not checked is a result too
         location: dict[str, Any] = {"artifactLocation": {"uri": _uri(e.path)}}
         if e.line:
             location["region"] = {"startLine": e.line, "startColumn": max(1, e.column)}
-        results.append({"ruleId": e.code, "level": "error", "message": {"text": e.message},
-                        "locations": [{"physicalLocation": location}]})
+        results.append(
+            {
+                "ruleId": e.code,
+                "level": "error",
+                "message": {"text": e.message},
+                "locations": [{"physicalLocation": location}],
+            }
+        )
     notifications = [
         {
             "level": "error",

@@ -10,13 +10,66 @@ import tokenize
 from .names import SIGNED64_DTYPES
 
 OLD_DTYPE_TOKENS = {
-    "int64", "long", "intp", "longlong", "int_", "int", "int32", "int16", "short", "int8", "uint32", "uint16",
-    "uint8", "float", "float32", "float64", "double", "float16", "half", "bfloat16", "intc", "uintc", "single",
-    "c_long", "c_int64", "c_longlong", "c_ssize_t", "c_int", "c_int32", "c_int16", "c_int8", "c_short", "c_byte",
-    "c_uint", "c_uint32", "c_uint16", "c_uint8", "c_ushort", "c_ubyte", "c_double", "c_float",
+    "int64",
+    "long",
+    "intp",
+    "longlong",
+    "int_",
+    "int",
+    "int32",
+    "int16",
+    "short",
+    "int8",
+    "uint32",
+    "uint16",
+    "uint8",
+    "float",
+    "float32",
+    "float64",
+    "double",
+    "float16",
+    "half",
+    "bfloat16",
+    "intc",
+    "uintc",
+    "single",
+    "c_long",
+    "c_int64",
+    "c_longlong",
+    "c_ssize_t",
+    "c_int",
+    "c_int32",
+    "c_int16",
+    "c_int8",
+    "c_short",
+    "c_byte",
+    "c_uint",
+    "c_uint32",
+    "c_uint16",
+    "c_uint8",
+    "c_ushort",
+    "c_ubyte",
+    "c_double",
+    "c_float",
 }
-NEW_TOKENS = {"uint64", "c_uint64", "dtype", "=", ",", ".", "(", ")", "to",
-              "view", "tensor", "astype", "&", "0xFFFF_FFFF_FFFF_FFFF", "0", "xFFFF_FFFF_FFFF_FFFF"}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p,
+NEW_TOKENS = {
+    "uint64",
+    "c_uint64",
+    "dtype",
+    "=",
+    ",",
+    ".",
+    "(",
+    ")",
+    "to",
+    "view",
+    "tensor",
+    "astype",
+    "&",
+    "0xFFFF_FFFF_FFFF_FFFF",
+    "0",
+    "xFFFF_FFFF_FFFF_FFFF",
+}  # bit-preserving fixes: `.view(torch.int64)`; PTR005: `torch.tensor(p,
 # dtype=...)`; PTR007: `np.uint64(p) + ids.astype(np.uint64)`
 SIGNED_VIEW_TOKENS = {q.rpartition(".")[2] for q in SIGNED64_DTYPES} | {"int"}  # what a bit-preserving view hands on
 LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
@@ -41,8 +94,11 @@ def only_dtype_edits(before: bytes, after: bytes) -> str | None:
     a = tokens(before)
     alias_names = {s for t, s in a if t == tokenize.NAME}
     # `from torch import long as i64`: the alias spells a dtype too, so replacing it is a dtype edit
-    dtype_aliases = {a[i + 2][1] for i in range(len(a) - 2)
-                     if a[i][1] in OLD_DTYPE_TOKENS and a[i + 1][1] == "as" and a[i + 2][0] == tokenize.NAME}
+    dtype_aliases = {
+        a[i + 2][1]
+        for i in range(len(a) - 2)
+        if a[i][1] in OLD_DTYPE_TOKENS and a[i + 1][1] == "as" and a[i + 2][0] == tokenize.NAME
+    }
     old_lines = before.decode("utf-8", "replace").splitlines()
     new_lines = after.decode("utf-8", "replace").splitlines()
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes():
@@ -59,19 +115,31 @@ def only_dtype_edits(before: bytes, after: bytes) -> str | None:
     return None
 
 
-def _token_changes(old_group: list[str], new_group: list[str], alias_names: set[str], dtype_aliases: set[str]) -> str | None:
+def _token_changes(
+    old_group: list[str], new_group: list[str], alias_names: set[str], dtype_aliases: set[str]
+) -> str | None:
     old_tokens = _TOKEN.findall("\n".join(old_group))
     new_tokens = _TOKEN.findall("\n".join(new_group))
     for tag, k1, k2, m1, m2 in difflib.SequenceMatcher(a=old_tokens, b=new_tokens, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
         for s in old_tokens[k1:k2]:
-            if s not in OLD_DTYPE_TOKENS and s not in dtype_aliases and s not in ("(", ")") and not _dtype_string(s) \
-                    and not _type_codes(s):
+            if (
+                s not in OLD_DTYPE_TOKENS
+                and s not in dtype_aliases
+                and s not in ("(", ")")
+                and not _dtype_string(s)
+                and not _type_codes(s)
+            ):
                 return f"removed {s!r}"
         for s in new_tokens[m1:m2]:
-            if s in NEW_TOKENS or s in SIGNED_VIEW_TOKENS or s.strip("'\"") in ("uint64", "int64") or s in alias_names \
-                    or _type_codes(s):
+            if (
+                s in NEW_TOKENS
+                or s in SIGNED_VIEW_TOKENS
+                or s.strip("'\"") in ("uint64", "int64")
+                or s in alias_names
+                or _type_codes(s)
+            ):
                 continue
             return f"inserted {s!r}"
     return None

@@ -21,15 +21,21 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m ptrlint.runtime",
         description="Run a Python script or module with data_ptr() returning addresses >= 2**63.",
     )
-    parser.add_argument("--offset", type=lambda v: int(v, 0), default=None,
-                        help=f"the shift (default ${ENV_VAR} if it is a number, else 2**63)")
+    parser.add_argument(
+        "--offset",
+        type=lambda v: int(v, 0),
+        default=None,
+        help=f"the shift (default ${ENV_VAR} if it is a number, else 2**63)",
+    )
     parser.add_argument("-m", dest="module", help="run a library module as a script")
     parser.add_argument("target", nargs=argparse.REMAINDER, help="script.py [args...] (or args for -m)")
     args = parser.parse_args(argv)
     if not args.module and not args.target:
         parser.error("give a script or -m module")
     try:
-        offset = validate_offset(args.offset if args.offset is not None else offset_from_environment() or DEFAULT_OFFSET)
+        offset = validate_offset(
+            args.offset if args.offset is not None else offset_from_environment() or DEFAULT_OFFSET
+        )
     except ValueError as exc:
         parser.error(str(exc))
     with simulate_high_addresses(offset):

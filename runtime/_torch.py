@@ -16,4 +16,3 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 __all__ = ["np", "torch"]
-

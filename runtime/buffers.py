@@ -25,8 +25,9 @@ class CpuGpuBuffer:
     still a distinct tensor, so the upload path is exercised exactly as on a GPU.
     """
 
-    def __init__(self, *size: int, dtype: torch.dtype, device: Any, pin_memory: bool | None = None,
-                 with_numpy: bool = True) -> None:
+    def __init__(
+        self, *size: int, dtype: torch.dtype, device: Any, pin_memory: bool | None = None, with_numpy: bool = True
+    ) -> None:
         if pin_memory is None:
             pin_memory = accelerator_available()
         self.cpu = torch.zeros(*size, dtype=dtype, device="cpu", pin_memory=pin_memory)

@@ -67,8 +67,15 @@ def batch_memcpy(
         raise ValueError(f"unknown backend {chosen!r}: use 'triton' or 'cpu'")
 
 
-def check_tables(src: Any, dst: Any, size: Any, *, level: str, regions: MemoryRegions | None = None,
-                 host_views: tuple[Any, Any, Any] | None = None) -> int:
+def check_tables(
+    src: Any,
+    dst: Any,
+    size: Any,
+    *,
+    level: str,
+    regions: MemoryRegions | None = None,
+    host_views: tuple[Any, Any, Any] | None = None,
+) -> int:
     """Run the checks of ``level`` ("off", "fast", "strict") on three tables; returns the entry count.
 
     Shared by ``batch_memcpy`` and the guards around other copy kernels (vLLM's), so every

@@ -61,14 +61,18 @@ def span(tensor: Any) -> int:
 def tensor_target(tensor: Any, label: str, layer: str = "") -> Target:
     blocked = tensor.dim() > 1
     return Target(
-        address=int(tensor.data_ptr()), nbytes=span(tensor), label=label, layer=layer,
+        address=int(tensor.data_ptr()),
+        nbytes=span(tensor),
+        label=label,
+        layer=layer,
         block_stride=tensor.stride(0) * tensor.element_size() if blocked else 0,
         block_bytes=span(tensor[0]) if blocked and tensor.shape[0] else 0,
     )
 
 
-def state_targets(module: Any, ctx: Any, kv_cache_config: Any, forward_context: Mapping[str, Any],
-                  copy_funcs: Any) -> list[Target] | None:
+def state_targets(
+    module: Any, ctx: Any, kv_cache_config: Any, forward_context: Mapping[str, Any], copy_funcs: Any
+) -> list[Target] | None:
     """One Target per ``state_base_addrs`` entry, walking the context's groups as vLLM fills it.
 
     Uses vLLM's own helpers for the per-layer spec and copy functions (0.34 adds the ReplaySSM
@@ -103,8 +107,14 @@ def block_table_targets(tables: Iterable[Any], kind: str) -> list[Target]:
         if is_tensor(table):
             out.append(tensor_target(table, f"{kind} {i}"))
         else:
-            out.append(Target(address=int(table.data_ptr()), nbytes=0, bounded=False,
-                              label=f"{kind} {i} (a {type(table).__name__}: its extent is unknown)"))
+            out.append(
+                Target(
+                    address=int(table.data_ptr()),
+                    nbytes=0,
+                    bounded=False,
+                    label=f"{kind} {i} (a {type(table).__name__}: its extent is unknown)",
+                )
+            )
     return out
 
 
@@ -119,12 +129,21 @@ def record_targets(ctx: Any, targets: dict[str, list[Target] | None]) -> None:
 
 def _lengths(ctx: Any) -> dict[str, int | None]:
     groups = getattr(ctx, "num_groups", None)
-    return {"state_base_addrs": getattr(ctx, "num_states", None), "block_table_ptrs": groups,
-            "aligned_index_block_table_ptrs": groups}
+    return {
+        "state_base_addrs": getattr(ctx, "num_states", None),
+        "block_table_ptrs": groups,
+        "aligned_index_block_table_ptrs": groups,
+    }
 
 
-def check_context(ctx: Any, level: str, tables: Iterable[str] = TABLES, *, overlaps: bool = False,
-                  regions: MemoryRegions | None = None) -> None:
+def check_context(
+    ctx: Any,
+    level: str,
+    tables: Iterable[str] = TABLES,
+    *,
+    overlaps: bool = False,
+    regions: MemoryRegions | None = None,
+) -> None:
     """Validate a context's address tables at ``level`` (see the module docstring)."""
     if level == "off":
         return
@@ -199,7 +218,7 @@ def check_layer_overlaps(name: str, targets: list[Target]) -> None:
             by_layer.setdefault(target.layer, []).append(i)
     for entries in by_layer.values():
         for x, i in enumerate(entries):
-            for j in entries[x + 1:]:
+            for j in entries[x + 1 :]:
                 a, b = targets[i], targets[j]
                 if _block_overlap(a, b):
                     raise PointerOverlapError(
@@ -229,8 +248,12 @@ def launch_sites(cls: Any) -> dict[str, tuple[str, ...]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 for arg in (*node.args, *(k.value for k in node.keywords)):
-                    if (isinstance(arg, ast.Attribute) and arg.attr in TABLES and isinstance(arg.value, ast.Name)
-                            and arg.value.id == "self"):
+                    if (
+                        isinstance(arg, ast.Attribute)
+                        and arg.attr in TABLES
+                        and isinstance(arg.value, ast.Name)
+                        and arg.value.id == "self"
+                    ):
                         passed.add(arg.attr)
         if passed:
             sites[name] = tuple(t for t in TABLES if t in passed)
@@ -242,14 +265,18 @@ def _capturing() -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_current_stream_capturing())
 
 
-def make_launch(original: Callable[..., Any], tables: tuple[str, ...], level: str,
-                sync_allowed: Callable[[], contextlib.AbstractContextManager[Any]] | None = None) -> Callable[..., Any]:
+def make_launch(
+    original: Callable[..., Any],
+    tables: tuple[str, ...],
+    level: str,
+    sync_allowed: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+) -> Callable[..., Any]:
     """Check the tables a launch method reads, then run it (vLLM returns early before the fill)."""
 
     def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
         if getattr(self, "is_initialized", True):
             at = "fast" if level == "strict" and _capturing() else level
-            with (sync_allowed() if sync_allowed is not None and at == "strict" else contextlib.nullcontext()):
+            with sync_allowed() if sync_allowed is not None and at == "strict" else contextlib.nullcontext():
                 check_context(self, at, tables)
         return original(self, *args, **kwargs)
 
@@ -265,5 +292,18 @@ def to_real_tables(ctx: Any) -> None:
             table.copy_(to_real_tensor(table.view(torch.uint64)).view(table.dtype))
 
 
-__all__ = ["TABLES", "Target", "block_table_targets", "check_context", "check_layer_overlaps", "check_targets",
-           "launch_sites", "make_launch", "record_targets", "span", "state_targets", "tensor_target", "to_real_tables"]
+__all__ = [
+    "TABLES",
+    "Target",
+    "block_table_targets",
+    "check_context",
+    "check_layer_overlaps",
+    "check_targets",
+    "launch_sites",
+    "make_launch",
+    "record_targets",
+    "span",
+    "state_targets",
+    "tensor_target",
+    "to_real_tables",
+]

@@ -25,7 +25,9 @@ def guard_level(check: str | None = None) -> str:
     """``check`` if given, else ``$PTRLINT_GUARD``, else "fast"."""
     level = check if check is not None else os.environ.get("PTRLINT_GUARD", "fast").strip().lower() or "fast"
     if level not in GUARD_LEVELS:
-        raise ValueError(f"guard level must be one of {', '.join(GUARD_LEVELS)}, got {level!r} (check= or $PTRLINT_GUARD)")
+        raise ValueError(
+            f"guard level must be one of {', '.join(GUARD_LEVELS)}, got {level!r} (check= or $PTRLINT_GUARD)"
+        )
     return level
 
 
@@ -124,7 +126,9 @@ def check_fast(src: Any, dst: Any, sizes: Any) -> int:
     assert_pointer_buffer(dst, "dst_ptrs")
     size_dtype = getattr(sizes, "dtype", None)
     integer_sizes = (
-        isinstance(sizes, torch.Tensor) and not sizes.dtype.is_floating_point and not sizes.dtype.is_complex
+        isinstance(sizes, torch.Tensor)
+        and not sizes.dtype.is_floating_point
+        and not sizes.dtype.is_complex
         and sizes.dtype != torch.bool
     ) or (isinstance(sizes, np.ndarray) and sizes.dtype.kind in "iu")
     if not integer_sizes:
@@ -133,7 +137,9 @@ def check_fast(src: Any, dst: Any, sizes: Any) -> int:
     if any(len(s) != 1 for s in shapes):
         raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must be 1-D, got shapes {shapes}")
     if not shapes[0][0] == shapes[1][0] == shapes[2][0]:
-        raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must have one length, got {shapes[0][0]}, {shapes[1][0]}, {shapes[2][0]}")
+        raise PointerGuardError(
+            f"src_ptrs, dst_ptrs and sizes must have one length, got {shapes[0][0]}, {shapes[1][0]}, {shapes[2][0]}"
+        )
     devices = {str(t.device) for t in (src, dst, sizes) if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
         raise PointerGuardError(f"src_ptrs, dst_ptrs and sizes must be on one device, got {sorted(devices)}")
@@ -192,8 +198,16 @@ def check_strict(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray, regions: M
     _check_overlaps(real_s, real_d, s, d, nbytes, live, orders["source"], orders["destination"])
 
 
-def _check_bounds(label: str, addrs: np.ndarray, table: np.ndarray, last: np.ndarray, order: np.ndarray,
-                  live: np.ndarray, sz: np.ndarray, regions: MemoryRegions) -> None:
+def _check_bounds(
+    label: str,
+    addrs: np.ndarray,
+    table: np.ndarray,
+    last: np.ndarray,
+    order: np.ndarray,
+    live: np.ndarray,
+    sz: np.ndarray,
+    regions: MemoryRegions,
+) -> None:
     starts, ends, _ = regions.arrays()
     if len(starts) == 0:
         i = int(live[0])
@@ -220,8 +234,16 @@ def _check_bounds(label: str, addrs: np.ndarray, table: np.ndarray, last: np.nda
         )
 
 
-def _check_overlaps(s: np.ndarray, d: np.ndarray, table_s: np.ndarray, table_d: np.ndarray, nbytes: np.ndarray,
-                    live: np.ndarray, s_order: np.ndarray, order: np.ndarray) -> None:
+def _check_overlaps(
+    s: np.ndarray,
+    d: np.ndarray,
+    table_s: np.ndarray,
+    table_d: np.ndarray,
+    nbytes: np.ndarray,
+    live: np.ndarray,
+    s_order: np.ndarray,
+    order: np.ndarray,
+) -> None:
     """Inclusive ends throughout, so a range ending at 2**64 cannot wrap."""
     one = np.uint64(1)
     d_last = d + (nbytes - one)
@@ -268,8 +290,9 @@ def _check_overlaps(s: np.ndarray, d: np.ndarray, table_s: np.ndarray, table_d: 
 _BIT_PATTERN_DTYPES = (torch.int64, torch.uint64)
 
 
-def check_address_table(table: Any, name: str, *, level: str, length: int | None = None,
-                        regions: MemoryRegions | None = None) -> None:
+def check_address_table(
+    table: Any, name: str, *, level: str, length: int | None = None, regions: MemoryRegions | None = None
+) -> None:
     """Validate a 1-D table of base addresses that a kernel dereferences.
 
     vLLM keeps some of these as int64 holding the uint64 bit pattern (``_reinterpret_u64_as_i64``):

@@ -53,15 +53,17 @@ class MambaCopySpec:
     num_elements: int
 
 
-def get_conv_copy_spec(state: torch.Tensor, block_ids: Sequence[int], cur_block_idx: int,
-                       num_accepted_tokens: int) -> MambaCopySpec:
+def get_conv_copy_spec(
+    state: torch.Tensor, block_ids: Sequence[int], cur_block_idx: int, num_accepted_tokens: int
+) -> MambaCopySpec:
     """Conv state: ``state[block_ids[cur], num_accepted_tokens - 1:]`` (the window shifted by the bias)."""
-    src_state = state[block_ids[cur_block_idx], num_accepted_tokens - 1:]
+    src_state = state[block_ids[cur_block_idx], num_accepted_tokens - 1 :]
     return MambaCopySpec(start_addr=src_state.data_ptr(), num_elements=src_state.numel())
 
 
-def get_temporal_copy_spec(state: torch.Tensor, block_ids: Sequence[int], cur_block_idx: int,
-                           num_accepted_tokens: int) -> MambaCopySpec:
+def get_temporal_copy_spec(
+    state: torch.Tensor, block_ids: Sequence[int], cur_block_idx: int, num_accepted_tokens: int
+) -> MambaCopySpec:
     """Temporal (SSM) state: the block ``num_accepted_tokens - 1`` columns after ``cur``."""
     src_state = state[block_ids[cur_block_idx + num_accepted_tokens - 1]]
     return MambaCopySpec(start_addr=src_state.data_ptr(), num_elements=src_state.numel())
@@ -137,6 +139,7 @@ def _shared_spec(mamba_groups: Mapping[Any, Sequence[int]]) -> Any:
 
 def _key_matches(key: Any, mamba_type: Any) -> bool:
     """An enum key (vLLM 0.33's MambaAttentionBackendEnum) and a string type name match by name."""
+
     def names(x: Any) -> set[str]:
         found = {str(x).lower()}
         for attr in ("name", "value"):
@@ -196,14 +199,16 @@ class MambaCopyBuffers:
     offset: int = 0
 
     @classmethod
-    def create(cls, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
-               make_buffer: Callable[..., Any]) -> MambaCopyBuffers:
+    def create(
+        cls, max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any, make_buffer: Callable[..., Any]
+    ) -> MambaCopyBuffers:
         """Entries = max_num_reqs x (per Mamba layer, its copy functions); uint64 pointers, int32 sizes."""
         return _create(cls, max_num_reqs, kv_cache_config, copy_funcs, make_buffer)
 
 
-def _create(cls: Callable[..., _T], max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any,
-            make_buffer: Callable[..., Any]) -> _T:
+def _create(
+    cls: Callable[..., _T], max_num_reqs: int, kv_cache_config: Any, copy_funcs: Any, make_buffer: Callable[..., Any]
+) -> _T:
     mamba_groups = get_mamba_groups(kv_cache_config)
     mamba_spec = _shared_spec(mamba_groups)
     n = max_num_reqs * entries_per_request(kv_cache_config, copy_funcs)
@@ -227,9 +232,17 @@ def _layer_states(layer: Any) -> list[torch.Tensor]:
     return list(kv_cache)
 
 
-def collect_mamba_copy_meta(copy_bufs: Any, kv_cache_config: Any, mamba_state_copy_funcs: Any,
-                            mamba_group_ids: list[int], src_block_idx: int, dest_block_idx: int,
-                            accept_token_bias: int, req_state: Any, forward_context: Mapping[str, Any]) -> None:
+def collect_mamba_copy_meta(
+    copy_bufs: Any,
+    kv_cache_config: Any,
+    mamba_state_copy_funcs: Any,
+    mamba_group_ids: list[int],
+    src_block_idx: int,
+    dest_block_idx: int,
+    accept_token_bias: int,
+    req_state: Any,
+    forward_context: Mapping[str, Any],
+) -> None:
     """Append this request's state copies at ``copy_bufs.offset`` (vLLM semantics).
 
     conv: ``state[block_ids[src], bias:]``; temporal: ``state[block_ids[src + bias]]``;
@@ -256,7 +269,9 @@ def collect_mamba_copy_meta(copy_bufs: Any, kv_cache_config: Any, mamba_state_co
                 spec = copy_func(state, block_ids, src_block_idx, accept_token_bias + 1)
                 nbytes = int(spec.num_elements) * state.element_size()
                 if not 0 <= nbytes < MAX_ENTRY_BYTES:
-                    raise PointerBoundsError(f"entry {offset}: copy of {nbytes} bytes does not fit the int32 size buffer")
+                    raise PointerBoundsError(
+                        f"entry {offset}: copy of {nbytes} bytes does not fit the int32 size buffer"
+                    )
                 store_pointer(src_np, offset, spec.start_addr)
                 store_pointer(dst_np, offset, state[dest_block_id].data_ptr())
                 sizes_np[offset] = nbytes

@@ -56,8 +56,12 @@ def _allocation_of(obj: Any) -> tuple[int, int, str, Callable[[], bool]]:
 
         storage = obj.untyped_storage()
         ref = StorageWeakRef(storage)  # type: ignore[no-untyped-call]  # expires when its last tensor is freed
-        return (to_real(storage.data_ptr()), storage.nbytes(), f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}",
-                lambda: not ref.expired())  # type: ignore[no-untyped-call]
+        return (
+            to_real(storage.data_ptr()),
+            storage.nbytes(),
+            f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}",
+            lambda: not ref.expired(),  # type: ignore[no-untyped-call]
+        )
     if isinstance(obj, np.ndarray):
         base = obj
         while isinstance(base.base, np.ndarray):
@@ -187,7 +191,9 @@ class MemoryRegions:
         best = min(candidates, key=lambda j: min(abs(addr - int(starts[j])), abs(addr - int(ends[j]))))
         start, end = int(starts[best]), int(ends[best]) + 1
         label = owners[best].label
-        return f"nearest registered region [{start:#x}, {end:#x}) of {end - start} bytes" + (f" ({label})" if label else "")
+        return f"nearest registered region [{start:#x}, {end:#x}) of {end - start} bytes" + (
+            f" ({label})" if label else ""
+        )
 
 
 _default = MemoryRegions()

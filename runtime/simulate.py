@@ -420,7 +420,9 @@ def offset_from_environment(value: str | None = None) -> int | None:
     try:
         return validate_offset(int(raw, 0))
     except ValueError as exc:
-        raise ValueError(f"{ENV_VAR}={raw!r}: use 1 (offset 2**63) or an offset such as 0x8000000000000000 ({exc})") from None
+        raise ValueError(
+            f"{ENV_VAR}={raw!r}: use 1 (offset 2**63) or an offset such as 0x8000000000000000 ({exc})"
+        ) from None
 
 
 _environment_mode = False
@@ -451,4 +453,3 @@ def enable_from_environment() -> bool:
 
 
 enable_from_environment()
-

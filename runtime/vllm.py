@@ -80,8 +80,14 @@ def _level(level: str) -> str:
 
 
 def _make_guarded_copy(original: Callable[..., Any], level: str) -> Callable[..., Any]:
-    def batch_memcpy(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *args: Any,
-                     host_views: tuple[Any, Any, Any] | None = None, **kwargs: Any) -> Any:
+    def batch_memcpy(
+        src_ptrs: Any,
+        dst_ptrs: Any,
+        sizes: Any,
+        *args: Any,
+        host_views: tuple[Any, Any, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
         check_tables(src_ptrs, dst_ptrs, sizes, level=_level(level), host_views=host_views)
         if simulating():  # vLLM's kernel dereferences what it is given: hand it real addresses
             src_ptrs, dst_ptrs = to_real_tensor(src_ptrs), to_real_tensor(dst_ptrs)
@@ -168,11 +174,21 @@ def _make_populate(module: Any, original: Callable[..., Any], level: str) -> Cal
         if level == "strict":  # the tables the kernels index: the caller hands them over here
             _register_block_tables([*block_tables, *aligned])
         result = original(self, *args, **kwargs)
-        states = fused.state_targets(module, self, bound.get("kv_cache_config"), bound.get("forward_context") or {},
-                                     bound.get("mamba_state_copy_funcs"))
-        fused.record_targets(self, {"state_base_addrs": states,
-                                    "block_table_ptrs": fused.block_table_targets(block_tables, "block table"),
-                                    "aligned_index_block_table_ptrs": fused.block_table_targets(aligned, "aligned-index block table")})
+        states = fused.state_targets(
+            module,
+            self,
+            bound.get("kv_cache_config"),
+            bound.get("forward_context") or {},
+            bound.get("mamba_state_copy_funcs"),
+        )
+        fused.record_targets(
+            self,
+            {
+                "state_base_addrs": states,
+                "block_table_ptrs": fused.block_table_targets(block_tables, "block table"),
+                "aligned_index_block_table_ptrs": fused.block_table_targets(aligned, "aligned-index block table"),
+            },
+        )
         fused.check_context(self, level, overlaps=True)
         if simulating():  # checked as written (shifted); the fused kernels dereference real ones
             fused.to_real_tables(self)
@@ -198,8 +214,11 @@ def _register_block_tables(tables: list[Any]) -> None:
         kind = type(table).__name__
         if kind not in _UNREGISTERED:
             _UNREGISTERED.add(kind)
-            logger.warning("ptrlint: cannot register a %s block table (not a tensor): strict checks its entries "
-                           "for the address they were filled from, not for the memory they point into", kind)
+            logger.warning(
+                "ptrlint: cannot register a %s block table (not a tensor): strict checks its entries "
+                "for the address they were filled from, not for the memory they point into",
+                kind,
+            )
 
 
 def _make_warmup(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -277,8 +296,10 @@ def _install_fused(module: Any, level: str) -> list[str]:
     for name, tables in sites.items():
         setattr(context, name, fused.make_launch(getattr(context, name), tables, level, sync_allowed))
     launches = ", ".join(f"{name} ({', '.join(tables)})" for name, tables in sorted(sites.items()))
-    line = (f"MambaSpecDecodeGPUContext tables ({', '.join(fused.TABLES)}) checked at {level} where filled "
-            f"(_populate_metadata) and launched: {launches or 'no launch site found'}")
+    line = (
+        f"MambaSpecDecodeGPUContext tables ({', '.join(fused.TABLES)}) checked at {level} where filled "
+        f"(_populate_metadata) and launched: {launches or 'no launch site found'}"
+    )
     return [line]
 
 

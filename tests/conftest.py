@@ -71,7 +71,9 @@ def ptrlint(capsys, monkeypatch):
     return run
 
 
-def run_cli(*args: str, cwd: Path | None = None, input: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    *args: str, cwd: Path | None = None, input: bytes | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``python -m ptrlint`` in a subprocess (real process boundaries)."""
     return subprocess.run(
         [sys.executable, "-m", "ptrlint", *args],
@@ -91,7 +93,8 @@ def write_pointer_package(root: Path, package: str = "pkg") -> list[str]:
     (root / package / "tables.py").write_text("def pointer_table(xs):\n    return [x.data_ptr() for x in xs]\n")
     (root / package / "use.py").write_text(
         f"import torch\nfrom {package}.tables import pointer_table\n\n\ndef run(xs):\n"
-        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n")
+        "    t = torch.tensor(pointer_table(xs), dtype=torch.int64)\n    return t + 1\n"
+    )
     return [str(root / package / name) for name in ("__init__.py", "tables.py", "use.py")]
 
 
@@ -108,7 +111,7 @@ def make_fake_vllm(root: Path, mamba_utils_source: str) -> Path:
 
 
 # vLLM's old-layout mamba_utils (int64 pointer buffers, unguarded copy), for install() tests
-FAKE_VLLM_MAMBA_UTILS = '''
+FAKE_VLLM_MAMBA_UTILS = """
 import dataclasses
 import torch
 
@@ -143,4 +146,4 @@ def do_mamba_copy_block(copy_bufs):
     n = copy_bufs.offset
     if n:
         batch_memcpy(copy_bufs.src_ptrs.copy_to_gpu(n), copy_bufs.dst_ptrs.copy_to_gpu(n), copy_bufs.sizes.copy_to_gpu(n))
-'''
+"""

@@ -39,7 +39,8 @@ def _modules() -> dict[str, Path]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(module: str, path: Path, known: set[str], type_checking: bool = False) -> set[str]:
@@ -127,8 +128,10 @@ def test_the_checker_sees_a_circle():
 
 
 def test_deferred_and_type_checking_imports_are_told_apart(tmp_path):
-    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
-              "def f():\n    from .c import g\n    return g\n")
+    source = (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
+        "def f():\n    from .c import g\n    return g\n"
+    )
     (tmp_path / "a.py").write_text(source)
     assert _imports("p.a", tmp_path / "a.py", {"p", "p.a", "p.b", "p.c"}) == {"p.c"}
 
@@ -136,7 +139,8 @@ def test_deferred_and_type_checking_imports_are_told_apart(tmp_path):
 def test_no_import_circles():
     cycles = _cycles(_graph(type_checking=True))
     assert not cycles, "import circles (deferred and TYPE_CHECKING imports count): " + "; ".join(
-        " <-> ".join(c) for c in cycles)
+        " <-> ".join(c) for c in cycles
+    )
 
 
 def _size_problems(name: str, text: str) -> list[str]:
@@ -147,8 +151,10 @@ def _size_problems(name: str, text: str) -> list[str]:
     if count > MAX_MODULE_LINES:
         problems.append(f"{name} has {count} lines (at most {MAX_MODULE_LINES})")
     elif count > MAX_MODULE_LINES * SIZE_MARGIN and not any(_SIZE_NOTE.search(line) for line in lines[:5]):
-        problems.append(f"{name} has {count} lines, within 5% of {MAX_MODULE_LINES}: split it, or give the reason "
-                        "in a `# size: <reason>` comment in its first 5 lines")
+        problems.append(
+            f"{name} has {count} lines, within 5% of {MAX_MODULE_LINES}: split it, or give the reason "
+            "in a `# size: <reason>` comment in its first 5 lines"
+        )
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ClassDef):
             what, limit = f"class {node.name}", MAX_CLASS_LINES
@@ -160,8 +166,10 @@ def _size_problems(name: str, text: str) -> list[str]:
         if size > limit:
             problems.append(f"{what} in {name} has {size} lines (at most {limit})")
         elif size > limit * SIZE_MARGIN and not _SIZE_NOTE.search(lines[node.lineno - 1]):
-            problems.append(f"{what} in {name} has {size} lines, within 5% of {limit}: split it, or give the reason "
-                            f"in a `# size: <reason>` comment on its line {node.lineno}")
+            problems.append(
+                f"{what} in {name} has {size} lines, within 5% of {limit}: split it, or give the reason "
+                f"in a `# size: <reason>` comment on its line {node.lineno}"
+            )
     return problems
 
 
@@ -215,8 +223,16 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 def test_the_analysis_imports_nothing_above_it():
     """analysis/ sees the project only through analysis/boundary.py's protocol, which project/ implements."""
     graph = _graph(type_checking=True)
-    above = ("ptrlint.project", "ptrlint.planner", "ptrlint.engine", "ptrlint.cache", "ptrlint.rules",
-             "ptrlint.rewrite", "ptrlint.cli", "ptrlint.lsp")
+    above = (
+        "ptrlint.project",
+        "ptrlint.planner",
+        "ptrlint.engine",
+        "ptrlint.cache",
+        "ptrlint.rules",
+        "ptrlint.rewrite",
+        "ptrlint.cli",
+        "ptrlint.lsp",
+    )
     for module in sorted(m for m in graph if m.startswith("ptrlint.analysis")):
         forbidden = sorted(t for t in _reach(graph, module) if t.startswith(above))
         assert not forbidden, f"{module} reaches {forbidden}"
@@ -230,8 +246,12 @@ def _members(cls: type) -> set[str]:
     tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))  # type: ignore[arg-type]
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
     for target in ast.walk(node):
-        if isinstance(target, ast.Attribute) and isinstance(target.ctx, ast.Store) and \
-                isinstance(target.value, ast.Name) and target.value.id == "self":
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.ctx, ast.Store)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
             names.add(target.attr)
     return names
 
@@ -240,14 +260,20 @@ def _protocol_members(protocol: type) -> set[str]:
     return {name for name in vars(protocol) if not name.startswith("_")} | set(getattr(protocol, "__annotations__", {}))
 
 
-@pytest.mark.parametrize("implementation, protocol", [
-    ("ptrlint.project.view:ProjectView", "ptrlint.analysis.boundary:ProjectLookup"),
-    ("ptrlint.analysis.consumers.search:Consumers", "ptrlint.analysis.consumers.consumer_parts:UseSearch"),
-    ("ptrlint.analysis.consumers.use_kinds:UseClassifier", "ptrlint.analysis.consumers.consumer_parts:ArgumentUses"),
-    ("ptrlint.analysis.consumers.held:HeldUses", "ptrlint.analysis.consumers.consumer_parts:HeldValues"),
-    ("ptrlint.analysis.consumers.readers:Readers", "ptrlint.analysis.consumers.consumer_parts:ReturnReaders"),
-    ("ptrlint.analysis.semantic.model:SemanticModel", "ptrlint.analysis.semantic.types:TypedTables"),
-])
+@pytest.mark.parametrize(
+    "implementation, protocol",
+    [
+        ("ptrlint.project.view:ProjectView", "ptrlint.analysis.boundary:ProjectLookup"),
+        ("ptrlint.analysis.consumers.search:Consumers", "ptrlint.analysis.consumers.consumer_parts:UseSearch"),
+        (
+            "ptrlint.analysis.consumers.use_kinds:UseClassifier",
+            "ptrlint.analysis.consumers.consumer_parts:ArgumentUses",
+        ),
+        ("ptrlint.analysis.consumers.held:HeldUses", "ptrlint.analysis.consumers.consumer_parts:HeldValues"),
+        ("ptrlint.analysis.consumers.readers:Readers", "ptrlint.analysis.consumers.consumer_parts:ReturnReaders"),
+        ("ptrlint.analysis.semantic.model:SemanticModel", "ptrlint.analysis.semantic.types:TypedTables"),
+    ],
+)
 def test_each_protocol_is_implemented(implementation, protocol):
     """The protocols a lower module declares are met by the class above that is handed in (mypy checks
     the types; this checks the names, without mypy)."""
@@ -275,7 +301,10 @@ def test_one_traversal_and_no_tree_walk_in_rules():
     one: the consumer search, asked only when a finding needs its fix chosen, indexes parents, loads
     and calls in one more walk (``Consumers.build_index``, once per module). Rules and queries may
     look inside an expression or a function a fact hands them; nothing else walks the module."""
-    allowed = {("ptrlint.analysis.semantic.collector", "FactCollector._walk"), ("ptrlint.analysis.consumers.search", "Consumers.build_index")}
+    allowed = {
+        ("ptrlint.analysis.semantic.collector", "FactCollector._walk"),
+        ("ptrlint.analysis.consumers.search", "Consumers.build_index"),
+    }
     found = set()
     for module, path in _modules().items():
         if not module.startswith(("ptrlint.analysis", "ptrlint.rules")):
@@ -285,9 +314,15 @@ def test_one_traversal_and_no_tree_walk_in_rules():
             body = tree.body if cls is None else cls.body
             for func in [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
                 calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)]
-                if any(isinstance(c.func, ast.Attribute) and c.func.attr in ("walk", "iter_child_nodes", "generic_visit")
-                       and isinstance(c.func.value, ast.Name) and c.func.value.id == "ast"
-                       and c.args and not _walks_a_part(c.args[0]) for c in calls):
+                if any(
+                    isinstance(c.func, ast.Attribute)
+                    and c.func.attr in ("walk", "iter_child_nodes", "generic_visit")
+                    and isinstance(c.func.value, ast.Name)
+                    and c.func.value.id == "ast"
+                    and c.args
+                    and not _walks_a_part(c.args[0])
+                    for c in calls
+                ):
                     found.add((module, f"{cls.name}.{func.name}" if cls else func.name))
     assert found <= allowed, f"walks of the whole tree outside the one traversal: {sorted(found - allowed)}"
 
@@ -310,7 +345,7 @@ def test_the_analysis_layers_import_downward():
         layer = next((i for i, p in enumerate(order) if module.startswith(p + ".")), None)
         if layer is None:
             continue
-        above = [t for t in targets if any(t.startswith(p + ".") or t == p for p in order[layer + 1:])]
+        above = [t for t in targets if any(t.startswith(p + ".") or t == p for p in order[layer + 1 :])]
         assert not above, f"{module} imports {sorted(above)}, a layer above it"
 
 
@@ -331,5 +366,9 @@ def test_the_architecture_page_names_every_module():
     page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     index = page.partition("\n## Every module\n")[2]
     listed = set(re.findall(r"^\| `((?:ptrlint|runtime)/[^`]+\.py)` \|", index, re.M))
-    on_disk = {path.relative_to(REPO).as_posix() for root in ("ptrlint", "runtime") for path in (REPO / root).rglob("*.py")}
-    assert listed == on_disk, f"missing from the page: {sorted(on_disk - listed)}; gone from the code: {sorted(listed - on_disk)}"
+    on_disk = {
+        path.relative_to(REPO).as_posix() for root in ("ptrlint", "runtime") for path in (REPO / root).rglob("*.py")
+    }
+    assert listed == on_disk, (
+        f"missing from the page: {sorted(on_disk - listed)}; gone from the code: {sorted(listed - on_disk)}"
+    )

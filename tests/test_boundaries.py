@@ -19,7 +19,9 @@ def test_import_ptrlint_is_light():
 
 
 def test_linting_never_imports_torch_and_needs_libcst_only_for_fixes():
-    lint = _modules_after("from ptrlint.cli import main\nmain(['--no-cache', '--exit-zero', '--jobs', '1', 'examples'])")
+    lint = _modules_after(
+        "from ptrlint.cli import main\nmain(['--no-cache', '--exit-zero', '--jobs', '1', 'examples'])"
+    )
     assert "torch" not in lint and "numpy" not in lint
     assert "libcst" not in lint, "the analysis runs on ast; libcst is the rewrite engine only"
     diff = _modules_after("from ptrlint.cli import main\nmain(['--no-cache', '--diff', '--jobs', '1', 'examples'])")
@@ -43,14 +45,26 @@ def test_built_wheel_ships_the_runtime_under_ptrlint(tmp_path):
     from pathlib import Path
 
     repo = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(repo)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     wheel = next(tmp_path.glob("ptrlint-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for required in ("ptrlint/runtime/__init__.py", "ptrlint/runtime/guard.py", "ptrlint/runtime/_triton_kernel.py",
-                     "ptrlint/rules/signed_pointer_dtype.py", "ptrlint/cli.py", "ptrlint/analysis/semantic/collector.py",
-                     "ptrlint/rewrite/render.py", "ptrlint/planner/index.py", "ptrlint/notebook.py"):
+    for required in (
+        "ptrlint/runtime/__init__.py",
+        "ptrlint/runtime/guard.py",
+        "ptrlint/runtime/_triton_kernel.py",
+        "ptrlint/rules/signed_pointer_dtype.py",
+        "ptrlint/cli.py",
+        "ptrlint/analysis/semantic/collector.py",
+        "ptrlint/rewrite/render.py",
+        "ptrlint/planner/index.py",
+        "ptrlint/notebook.py",
+    ):
         assert required in names
     assert not any(n.startswith(("runtime/", "tests/", "benchmarks/")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

@@ -14,17 +14,38 @@ EXCLUDED = "tests/fixtures,*/fixtures/*,*/.cache/*"  # sample code to lint, and 
 
 
 def test_vulture_finds_no_dead_code():
-    proc = subprocess.run([sys.executable, "-m", "vulture", *SCANNED, "--min-confidence", "60",
-                           "--exclude", EXCLUDED], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"vulture reports dead code (remove it; list only framework entry points in " \
-                                 f"scripts/vulture_whitelist.py):\n{proc.stdout}{proc.stderr}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "vulture", *SCANNED, "--min-confidence", "60", "--exclude", EXCLUDED],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (
+        f"vulture reports dead code (remove it; list only framework entry points in "
+        f"scripts/vulture_whitelist.py):\n{proc.stdout}{proc.stderr}"
+    )
 
 
 def test_the_whitelist_lists_only_live_names():
     """An entry whose code went away would hide a new dead name of the same spelling."""
-    proc = subprocess.run([sys.executable, "-m", "vulture", *SCANNED, "--min-confidence", "60", "--exclude",
-                           f"{EXCLUDED},scripts/vulture_whitelist.py", "--make-whitelist"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vulture",
+            *SCANNED,
+            "--min-confidence",
+            "60",
+            "--exclude",
+            f"{EXCLUDED},scripts/vulture_whitelist.py",
+            "--make-whitelist",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     reported = {line.split("  #")[0].strip() for line in proc.stdout.splitlines() if line.strip()}
     listed = set()
     whitelist = ast.parse((REPO / "scripts" / "vulture_whitelist.py").read_text())

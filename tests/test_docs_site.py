@@ -17,8 +17,13 @@ def test_the_site_builds_strictly_with_a_page_per_rule(tmp_path):
     from ptrlint.rules import ALL_RULES
 
     site = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ptrlint" in (site / "index.html").read_text() and (site / "architecture" / "index.html").is_file()
     index = (site / "rules" / "index.html").read_text()

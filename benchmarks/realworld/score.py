@@ -94,8 +94,16 @@ class Score:
 
 def manifest() -> list[Package]:
     data = tomllib.loads((HERE / "manifest.toml").read_text())
-    return [Package(set=p["set"], name=p["name"], version=p["version"], source=p.get("source", "wheel"),
-                    lint=tuple(p.get("lint", ["."]))) for p in data["package"]]
+    return [
+        Package(
+            set=p["set"],
+            name=p["name"],
+            version=p["version"],
+            source=p.get("source", "wheel"),
+            lint=tuple(p.get("lint", ["."])),
+        )
+        for p in data["package"]
+    ]
 
 
 # ----- materialise --------------------------------------------------------------------------------
@@ -128,8 +136,20 @@ def wheel(package: Package, downloads: Path) -> Path:
     stem = re.sub(r"[-_.]+", "_", package.name).lower()
     found = [p for p in downloads.glob("*.whl") if p.name.lower().startswith(f"{stem}-{package.version}-")]
     if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", f"{package.name}=={package.version}",
-                        "-d", str(downloads)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "-q",
+                f"{package.name}=={package.version}",
+                "-d",
+                str(downloads),
+            ],
+            check=True,
+        )
         found = [p for p in downloads.glob("*.whl") if p.name.lower().startswith(f"{stem}-{package.version}-")]
     if not found:
         sys.exit(f"no wheel of {package.name}=={package.version} downloaded")
@@ -163,12 +183,22 @@ def labels(set_name: str) -> dict[str, list[Label]]:
             sys.exit(f"the fresh5 labels are not here ({SHARED}): they live beside the checkout in ../shared")
         with open(SHARED / "findings.tsv") as f:
             for row in csv.DictReader(f, delimiter="\t"):
-                out[row["package"]].append(Label(row["package"], row["path"], int(row["line"]), row["code"],
-                                                 row["verdict"], "-", "labelled by the team"))
+                out[row["package"]].append(
+                    Label(
+                        row["package"],
+                        row["path"],
+                        int(row["line"]),
+                        row["code"],
+                        row["verdict"],
+                        "-",
+                        "labelled by the team",
+                    )
+                )
         with open(SHARED / "misses.tsv") as f:
             for row in csv.DictReader(f, delimiter="\t"):
-                out[row["package"]].append(Label(row["package"], row["path"], int(row["line"]), "-", "TP", "miss",
-                                                 row["note"]))
+                out[row["package"]].append(
+                    Label(row["package"], row["path"], int(row["line"]), "-", "TP", "miss", row["note"])
+                )
         _read(HERE / "fresh5_labels.tsv", out)  # findings the team did not review, read since: ours
         return out
     _read(HERE / "labels.tsv", out)
@@ -178,14 +208,32 @@ def labels(set_name: str) -> dict[str, list[Label]]:
 def _read(path: Path, out: dict[str, list[Label]]) -> None:
     with open(path) as f:
         for row in csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t"):
-            out[row["package"]].append(Label(row["package"], row["path"], int(row["line"]), row["code"],
-                                             row["verdict"], row["class"], row["reason"]))
+            out[row["package"]].append(
+                Label(
+                    row["package"],
+                    row["path"],
+                    int(row["line"]),
+                    row["code"],
+                    row["verdict"],
+                    row["class"],
+                    row["reason"],
+                )
+            )
 
 
 # ----- lint and score -----------------------------------------------------------------------------
 def lint(root: Path, package: Package) -> tuple[list[dict], float]:
-    cmd = [sys.executable, "-m", "ptrlint", "--no-cache", "--isolated", "--exit-zero", "--format", "json",
-           *package.lint]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ptrlint",
+        "--no-cache",
+        "--isolated",
+        "--exit-zero",
+        "--format",
+        "json",
+        *package.lint,
+    ]
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -214,8 +262,11 @@ def score(package: Package, findings: list[dict], package_labels: list[Label], s
         matched.add(id(chosen))
         (result.tp if chosen.verdict == "TP" else result.false).append((finding, chosen))
     for label in package_labels:
-        if label.verdict == "TP" and id(label) not in matched and \
-                not any(id(other) in matched for other in by_line.get((os.path.normpath(label.path), label.line), [])):
+        if (
+            label.verdict == "TP"
+            and id(label) not in matched
+            and not any(id(other) in matched for other in by_line.get((os.path.normpath(label.path), label.line), []))
+        ):
             result.misses.append(label)
     return result
 
@@ -261,18 +312,36 @@ def run(set_name: str, packages: list[Package], cache: Path) -> dict:
             by_class[label.cls]["miss"] += 1
     return {
         "set": set_name,
-        "packages": [{
-            "name": s.package, "version": p.version, "findings": len(s.findings), "notes": len(s.notes),
-            "tp": len(s.tp), "false": len(s.false), "unreviewed": len(s.unreviewed), "misses": len(s.misses),
-            "precision": round(ratio(len(s.tp), len(s.tp) + len(s.false) + len(s.unreviewed)), 3),
-            "recall": round(ratio(len(s.tp), len(s.tp) + len(s.misses)), 3), "seconds": round(s.seconds, 2),
-            "false_findings": [f"{f['path']}:{f['line']} {f['code']} ({lb.verdict}: {lb.reason})" for f, lb in s.false],
-            "unreviewed_findings": [f"{f['path']}:{f['line']} {f['code']} {f.get('severity', 'error')}: {f['message']}"
-                                    for f in s.unreviewed],
-            "missed": [f"{lb.path}:{lb.line} {lb.code} [{lb.cls}] {lb.reason}" for lb in s.misses],
-        } for s, p in zip(scores, packages)],
+        "packages": [
+            {
+                "name": s.package,
+                "version": p.version,
+                "findings": len(s.findings),
+                "notes": len(s.notes),
+                "tp": len(s.tp),
+                "false": len(s.false),
+                "unreviewed": len(s.unreviewed),
+                "misses": len(s.misses),
+                "precision": round(ratio(len(s.tp), len(s.tp) + len(s.false) + len(s.unreviewed)), 3),
+                "recall": round(ratio(len(s.tp), len(s.tp) + len(s.misses)), 3),
+                "seconds": round(s.seconds, 2),
+                "false_findings": [
+                    f"{f['path']}:{f['line']} {f['code']} ({lb.verdict}: {lb.reason})" for f, lb in s.false
+                ],
+                "unreviewed_findings": [
+                    f"{f['path']}:{f['line']} {f['code']} {f.get('severity', 'error')}: {f['message']}"
+                    for f in s.unreviewed
+                ],
+                "missed": [f"{lb.path}:{lb.line} {lb.code} [{lb.cls}] {lb.reason}" for lb in s.misses],
+            }
+            for s, p in zip(scores, packages)
+        ],
         "by_class": {k: dict(v) for k, v in sorted(by_class.items())},
-        "sites": sites, "tp": tp, "false": false, "unreviewed": unreviewed, "misses": misses,
+        "sites": sites,
+        "tp": tp,
+        "false": false,
+        "unreviewed": unreviewed,
+        "misses": misses,
         "notes": len(notes),
         "precision": round(ratio(tp, tp + false + unreviewed), 3),
         "recall": round(ratio(tp, tp + misses), 3),
@@ -281,24 +350,40 @@ def run(set_name: str, packages: list[Package], cache: Path) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = [f"# Accuracy on `{result['set']}`", "",
-             "Produced by `python benchmarks/realworld/score.py --set " + result["set"] + "`. Precision counts "
-             "DOUBTFUL and unreviewed findings as false; recall is over labelled TP sites (findings plus misses).", "",
-             "| package | version | findings | notes | TP | false | unreviewed | missed | precision | recall |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Accuracy on `{result['set']}`",
+        "",
+        "Produced by `python benchmarks/realworld/score.py --set " + result["set"] + "`. Precision counts "
+        "DOUBTFUL and unreviewed findings as false; recall is over labelled TP sites (findings plus misses).",
+        "",
+        "| package | version | findings | notes | TP | false | unreviewed | missed | precision | recall |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for p in result["packages"]:
-        lines.append(f"| {p['name']} | {p['version']} | {p['findings']} | {p['notes']} | {p['tp']} | {p['false']} | "
-                     f"{p['unreviewed']} | {p['misses']} | {p['precision']:.2f} | {p['recall']:.2f} |")
-    lines += ["", f"**All: sites={result['sites']} findings TP={result['tp']} false={result['false']} "
-              f"unreviewed={result['unreviewed']} missed={result['misses']} (notes: {result['notes']}); "
-              f"precision {result['precision']:.3f}, recall {result['recall']:.3f}; precision of the errors alone "
-              f"{result['error_precision']:.3f}.**", "", "## By class", "", "| class | TP | false | missed |",
-              "|---|---|---|---|"]
+        lines.append(
+            f"| {p['name']} | {p['version']} | {p['findings']} | {p['notes']} | {p['tp']} | {p['false']} | "
+            f"{p['unreviewed']} | {p['misses']} | {p['precision']:.2f} | {p['recall']:.2f} |"
+        )
+    lines += [
+        "",
+        f"**All: sites={result['sites']} findings TP={result['tp']} false={result['false']} "
+        f"unreviewed={result['unreviewed']} missed={result['misses']} (notes: {result['notes']}); "
+        f"precision {result['precision']:.3f}, recall {result['recall']:.3f}; precision of the errors alone "
+        f"{result['error_precision']:.3f}.**",
+        "",
+        "## By class",
+        "",
+        "| class | TP | false | missed |",
+        "|---|---|---|---|",
+    ]
     for cls, counts in result["by_class"].items():
         lines.append(f"| {cls} | {counts.get('tp', 0)} | {counts.get('false', 0)} | {counts.get('miss', 0)} |")
     for p in result["packages"]:
-        rows = [*(f"- false: {x}" for x in p["false_findings"]), *(f"- unreviewed: {x}" for x in p["unreviewed_findings"]),
-                *(f"- missed: {x}" for x in p["missed"])]
+        rows = [
+            *(f"- false: {x}" for x in p["false_findings"]),
+            *(f"- unreviewed: {x}" for x in p["unreviewed_findings"]),
+            *(f"- missed: {x}" for x in p["missed"]),
+        ]
         if rows:
             lines += ["", f"### {p['name']} {p['version']}", "", *rows]
     return "\n".join(lines) + "\n"
@@ -317,17 +402,21 @@ def main() -> int:
         packages = [p for p in manifest() if p.set == set_name and (not args.package or p.name in args.package)]
         result = run(set_name, packages, args.cache)
         for p in result["packages"]:
-            print(f"{p['name']:32s} {p['version']:14s} findings={p['findings']:3d} notes={p['notes']:2d} tp={p['tp']:3d} "
-                  f"false={p['false']:2d} unreviewed={p['unreviewed']:2d} missed={p['misses']:2d}")
+            print(
+                f"{p['name']:32s} {p['version']:14s} findings={p['findings']:3d} notes={p['notes']:2d} tp={p['tp']:3d} "
+                f"false={p['false']:2d} unreviewed={p['unreviewed']:2d} missed={p['misses']:2d}"
+            )
             for row in (*p["false_findings"], *p["unreviewed_findings"], *p["missed"]):
                 print(f"    {row}")
         if not args.no_write and not args.package:
             RESULTS.mkdir(parents=True, exist_ok=True)
             (RESULTS / f"{set_name}.json").write_text(json.dumps(result, indent=2) + "\n")
             (RESULTS / f"{set_name}.md").write_text(markdown(result))
-        print(f"{set_name}: packages={len(packages)} sites={result['sites']} precision={result['precision']:.3f} "
-              f"recall={result['recall']:.3f} unreviewed={result['unreviewed']} notes={result['notes']} "
-              f"error_precision={result['error_precision']:.3f}")
+        print(
+            f"{set_name}: packages={len(packages)} sites={result['sites']} precision={result['precision']:.3f} "
+            f"recall={result['recall']:.3f} unreviewed={result['unreviewed']} notes={result['notes']} "
+            f"error_precision={result['error_precision']:.3f}"
+        )
     return status
 
 

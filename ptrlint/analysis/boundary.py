@@ -55,8 +55,9 @@ class ProjectLookup(Protocol):
         """The project function some module puts in the place of ``qname`` (``torch.empty = _empty``)."""
 
     # ----- consumers (fix safety): what other modules do with a table ----------------------------
-    def param_consumers(self, qname: str, position: int | None, keyword: str | None, path: Path,
-                        options: AnalysisOptions) -> list[Use] | None:
+    def param_consumers(
+        self, qname: str, position: int | None, keyword: str | None, path: Path, options: AnalysisOptions
+    ) -> list[Use] | None:
         """Uses of the parameter a call of ``qname`` binds the table to (None: not followed)."""
 
     def result_consumers(self, qname: str, path: Path, options: AnalysisOptions) -> list[Use]:

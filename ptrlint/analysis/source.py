@@ -46,7 +46,9 @@ class SourceMap:
         self.newline = match.group(0) if match else "\n"
         self._comments: dict[int, list[str]] = {}
         self._tokenized: set[int] = set()  # first lines of the statements tokenized so far
-        self._statements: tuple[list[int], list[int]] | None = None  # (first lines, last lines) of the module's statements
+        self._statements: tuple[list[int], list[int]] | None = (
+            None  # (first lines, last lines) of the module's statements
+        )
         if module is not None:  # statements that share a line (`a = 1; b = 2`) are tokenized together
             firsts: list[int] = []
             lasts: list[int] = []

@@ -39,8 +39,7 @@ class ClassUse:
     def reached_by(self, task: Task, spelled: str) -> bool:
         """Whether ``task``'s text, which refers to the class as ``spelled``, reaches its pointer values."""
         text = task.source()
-        return (any(spells_word(text, word) for word in self.words)
-                or (self.called and refers_as_callee(text, spelled)))
+        return any(spells_word(text, word) for word in self.words) or (self.called and refers_as_callee(text, spelled))
 
 
 @dataclass
@@ -93,8 +92,10 @@ class Connections:
             plain = self.plain.get(target)
             if plain and task.spells_attribute(local, plain):
                 return True
-            if any(task.spells_attribute(local, {n}) and self._reached(task, f"{target}.{n}", f"{local}.{n}")
-                   for n in self.class_members.get(target, ())):
+            if any(
+                task.spells_attribute(local, {n}) and self._reached(task, f"{target}.{n}", f"{local}.{n}")
+                for n in self.class_members.get(target, ())
+            ):
                 return True
         return False
 
@@ -136,13 +137,17 @@ def connections_of(view: ProjectView, known: dict[int, OwnSymbols] | None = None
     symbols, classes = _pointer_symbols(view, known)
     # a module is written into when another stores addresses into its classes (a binding's values in
     # their own encoding, FOREIGN, never make a finding in a module without evidence of its own)
-    written = {k.rpartition(".")[0].rpartition(".")[0] for k, values in view.writes_by_target.items()
-               if any(v.origin >= Origin.NAMED for v in values)}
+    written = {
+        k.rpartition(".")[0].rpartition(".")[0]
+        for k, values in view.writes_by_target.items()
+        if any(v.origin >= Origin.NAMED for v in values)
+    }
     return Connections(symbols, classes, written)
 
 
-def _pointer_symbols(view: ProjectView, known: dict[int, OwnSymbols] | None = None
-                     ) -> tuple[set[str], dict[str, ClassUse]]:
+def _pointer_symbols(
+    view: ProjectView, known: dict[int, OwnSymbols] | None = None
+) -> tuple[set[str], dict[str, ClassUse]]:
     """Qualified names whose summaries hold pointer values (functions, methods, attributes, module
     names), the classes of such methods and attributes and the classes with a field named like an
     address (a positional argument of their constructor takes the field's name: name evidence in a

@@ -54,9 +54,15 @@ def process_file(path: str, settings: Settings) -> FileResult:
     return quick if quick is not None else lint_file(path, settings)
 
 
-def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
-              text_override: str | None = None, tree: ast.Module | None = None,
-              findings: list[Finding] | None = None, findings_digest: str = "") -> FileResult:
+def lint_file(
+    path: str,
+    settings: Settings,
+    link: ProjectLink | None = None,
+    text_override: str | None = None,
+    tree: ast.Module | None = None,
+    findings: list[Finding] | None = None,
+    findings_digest: str = "",
+) -> FileResult:
     """The parsing path of process_file (the caller has tried quick_result already): lint, then
     write the fix atomically (``--fix``) or show it (``--diff``). ``link``: the file's place in an
     index run (its results are cached by the run, not here). ``tree``: ``text_override`` parsed
@@ -76,8 +82,14 @@ def lint_file(path: str, settings: Settings, link: ProjectLink | None = None,
         findings = None  # the file changed since the index analysed it: analyse it again
     from .. import engine  # the analysis and the rules: imported when a module is analysed
 
-    result = engine.process_text(text, path, replace(settings, prefilter=False, project_index=link is not None), link,
-                                 tree if text_override is not None else None, findings)
+    result = engine.process_text(
+        text,
+        path,
+        replace(settings, prefilter=False, project_index=link is not None),
+        link,
+        tree if text_override is not None else None,
+        findings,
+    )
     result.source_digest = digest
     if result.error is None and result.new_text is not None:
         if settings.diff:
@@ -96,8 +108,14 @@ def lint_notebook(path: str, settings: Settings) -> FileResult:
     try:
         return _lint_notebook(path, settings)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
-        return FileResult(path=path, error=FileError(path, f"internal error on this notebook: {type(exc).__name__}: "
-                                                           f"{exc}; please report it", code=INTERNAL_ERROR))
+        return FileResult(
+            path=path,
+            error=FileError(
+                path,
+                f"internal error on this notebook: {type(exc).__name__}: {exc}; please report it",
+                code=INTERNAL_ERROR,
+            ),
+        )
 
 
 def _lint_notebook(path: str, settings: Settings) -> FileResult:
@@ -108,8 +126,12 @@ def _lint_notebook(path: str, settings: Settings) -> FileResult:
     except OSError as exc:
         return FileResult(path=path, error=FileError(path, f"cannot read file: {exc.strerror or exc}", code=IO_ERROR))
     except (UnicodeDecodeError, NotebookError) as exc:
-        return FileResult(path=path, error=FileError(path, str(exc), code=SYNTAX_ERROR) if isinstance(exc, NotebookError)
-                          else FileError(path, f"cannot decode notebook: {exc}", code=DECODE_ERROR))
+        return FileResult(
+            path=path,
+            error=FileError(path, str(exc), code=SYNTAX_ERROR)
+            if isinstance(exc, NotebookError)
+            else FileError(path, f"cannot decode notebook: {exc}", code=DECODE_ERROR),
+        )
     if not notebook.python or (settings.prefilter and not prefilter(notebook.text, settings.config, settings.enabled)):
         return FileResult(path=path)
     key = Cache.key(data, settings, "notebook") if settings.cache_dir else ""
@@ -152,8 +174,12 @@ def _keep_if_unwritten(result: FileResult, error: FileError | None) -> None:
 def _write_fixed(path: str, real: str, new: bytes, original: bytes, settings: Settings) -> FileError | None:
     """Write a fixed file atomically; the error to report instead (E902) when it cannot be."""
     if not settings.may_write(real):
-        return FileError(path, f"not fixed: the file resolves to {real}, outside the folders given (a symbolic link "
-                               "out of the tree); ptrlint writes only inside them", code=IO_ERROR)
+        return FileError(
+            path,
+            f"not fixed: the file resolves to {real}, outside the folders given (a symbolic link "
+            "out of the tree); ptrlint writes only inside them",
+            code=IO_ERROR,
+        )
     try:
         write_atomic(real, new, original)
     except FileChangedError as exc:
@@ -168,14 +194,23 @@ def to_cells(finding: Finding, notebook: object) -> Finding:
     locate = notebook.locate  # type: ignore[attr-defined]
     cell, line = locate(finding.line)
     _end_cell, end_line = locate(finding.end_line)
-    related = tuple(replace(r, cell=locate(r.line)[0], line=locate(r.line)[1]) if r.path is None else r
-                    for r in finding.related)
+    related = tuple(
+        replace(r, cell=locate(r.line)[0], line=locate(r.line)[1]) if r.path is None else r for r in finding.related
+    )
+
     def in_cells(fix: Fix) -> Fix:
-        return replace(fix, edits=tuple(
-            replace(e, location=(locate(e.location[0])[1], e.location[1]),
-                    end_location=(locate(e.end_location[0])[1], e.end_location[1]))
-            for e in fix.edits
-        ), alternatives=tuple(in_cells(a) for a in fix.alternatives))
+        return replace(
+            fix,
+            edits=tuple(
+                replace(
+                    e,
+                    location=(locate(e.location[0])[1], e.location[1]),
+                    end_location=(locate(e.end_location[0])[1], e.end_location[1]),
+                )
+                for e in fix.edits
+            ),
+            alternatives=tuple(in_cells(a) for a in fix.alternatives),
+        )
 
     fix = in_cells(finding.fix) if finding.fix is not None else None
     raw_line = notebook.raw_line(cell, line)  # type: ignore[attr-defined]

@@ -20,8 +20,9 @@ from .tasks import Role, Task
 _RELATIVE_IMPORT = re.compile(r"\bfrom\s+\.")
 
 
-def importers(tasks: dict[str, Task], paths: list[str], settings: Settings,
-              manifest: Manifest | None) -> Iterator[tuple[str, str]]:
+def importers(
+    tasks: dict[str, Task], paths: list[str], settings: Settings, manifest: Manifest | None
+) -> Iterator[tuple[str, str]]:
     """The project files (path, real path) with pointer evidence that import a module of ``tasks``
     that is linted: they may write into its classes. Neither a task nor a given path."""
     linted = {t.module for t in tasks.values() if t.linted and t.module}
@@ -38,8 +39,9 @@ def importers(tasks: dict[str, Task], paths: list[str], settings: Settings,
                 yield path, real
 
 
-def _imports_any(real: str, linted: set[str], names: frozenset[str], manifest: Manifest | None,
-                 settings: Settings) -> bool:
+def _imports_any(
+    real: str, linted: set[str], names: frozenset[str], manifest: Manifest | None, settings: Settings
+) -> bool:
     """Whether a project file with pointer evidence imports one of the ``linted`` modules:
     from its manifest record when unchanged, else from its text (and then recorded). A text that
     spells none of their last ``names`` and has no relative import cannot import one: it is
@@ -55,8 +57,11 @@ def _imports_any(real: str, linted: set[str], names: frozenset[str], manifest: M
             return False
         evidence = has_evidence(text, settings.config)
         name, is_package = module_name(real)
-        record = {"evidence": evidence, "site": None, "imported_modules": sorted(imported_modules(text, name, is_package))} \
-            if evidence else {"evidence": False, "site": None}
+        record = (
+            {"evidence": evidence, "site": None, "imported_modules": sorted(imported_modules(text, name, is_package))}
+            if evidence
+            else {"evidence": False, "site": None}
+        )
         if manifest is not None:
             manifest.put(real, sig, record)
     return bool(record["evidence"]) and any(m in linted for m in record["imported_modules"])

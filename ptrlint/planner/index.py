@@ -55,12 +55,14 @@ class ProjectRun:
     3. What read an answer that has changed since runs again, to a bounded fixpoint.
     """
 
-    def __init__(self, paths: Iterable[str], settings: Settings, jobs: int,
-                 texts: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, paths: Iterable[str], settings: Settings, jobs: int, texts: dict[str, str] | None = None
+    ) -> None:
         self.paths = list(paths)
         self.settings = settings
-        self.round_settings = replace(settings, fix=False, diff=False, render_edits=False, cache_dir=None,
-                                      prefilter=False)
+        self.round_settings = replace(
+            settings, fix=False, diff=False, render_edits=False, cache_dir=None, prefilter=False
+        )
         self.jobs = max(1, jobs)
         self.texts = texts or {}
         self.tasks: dict[str, Task] = {}  # by real path
@@ -103,8 +105,11 @@ class ProjectRun:
         first = {id(t) for t in pending}
         # the modules read for the given ones (their imports, their importers) are served by the cache too:
         # a run on one file of a tree linted before reads its neighbours' entries, it does not analyse them
-        pending += [t for t in self.tasks.values()
-                    if not t.light and not t.done and id(t) not in first and not self._from_cache(t)]
+        pending += [
+            t
+            for t in self.tasks.values()
+            if not t.light and not t.done and id(t) not in first and not self._from_cache(t)
+        ]
         self._execute(pending, self._refresh())
         keep_heap()  # and the first round's summaries
         self._settle()
@@ -223,8 +228,11 @@ class ProjectRun:
         if self._full_view is None:  # modules in name order: the first of equal writes is the evidence shown
             tasks = sorted(self.tasks.values(), key=lambda t: (t.module, t.real))  # never the order of arrival
             summaries = {t.module: t.summary for t in tasks if t.summary is not None and not t.summary.empty}
-            writers = [s for s in (t.summary if t.summary is not None else t.writes for t in tasks)
-                       if s is not None and not s.empty]
+            writers = [
+                s
+                for s in (t.summary if t.summary is not None else t.writes for t in tasks)
+                if s is not None and not s.empty
+            ]
             view = ProjectView(summaries, self._consumers, writers)
             view.options = analysis_options(self.settings.config)
             if self._last_view is not None:
@@ -255,12 +263,20 @@ class ProjectRun:
                     if candidates.connected(task, connected):
                         task.role, task.summary = Role.CONNECTED, None
                         self._close_dependencies([task])
-                        if not self._from_cache(task) or consulted_changed(task.consulted, view, task.module, task.bases):
+                        if not self._from_cache(task) or consulted_changed(
+                            task.consulted, view, task.module, task.bases
+                        ):
                             again.append(task)
                 elif not task.light and task.done:
                     asked: set[str] = set()
-                    if consulted_changed(task.consulted, view, task.module, task.bases,
-                                         fresh=task.stage is not Stage.RESTORED, wanted=asked):
+                    if consulted_changed(
+                        task.consulted,
+                        view,
+                        task.module,
+                        task.bases,
+                        fresh=task.stage is not Stage.RESTORED,
+                        wanted=asked,
+                    ):
                         if task.stage is Stage.RESTORED and asked - tried and _round < MAX_ROUNDS - 1:
                             unread |= asked - tried  # read what it read first (a run on part of the tree): it may hold
                         else:
@@ -303,8 +319,9 @@ def linted_roots(tasks: Iterable[Task]) -> set[str]:
     return {str(project_root(t.real)) for t in tasks if t.linted}
 
 
-def _final_result(task: Task, final: Settings, view: ProjectView, cache: Cache | None,
-                  texts: dict[str, str]) -> FileResult:
+def _final_result(
+    task: Task, final: Settings, view: ProjectView, cache: Cache | None, texts: dict[str, str]
+) -> FileResult:
     """A linted module's result as the run reports it (stored in the cache first): its findings, with
     their rendered fixes when shown, or fixed (``--fix``/``--diff``) with the final view."""
     result = task.result or FileResult(path=task.path)
@@ -318,10 +335,19 @@ def _final_result(task: Task, final: Settings, view: ProjectView, cache: Cache |
     if fixing:
         # fix (or diff) with the final view, in this process: the files with fixes are few; the
         # findings of the last round serve when every answer they read still holds
-        current = task.stage is Stage.ANALYSED and result.source_digest and not consulted_changed(
-            task.consulted, view, task.module, task.bases, fresh=True)
-        return lint_file(task.path, final, ModuleLink(view, task.path), text_override=texts.get(task.path),
-                         findings=result.findings if current else None, findings_digest=result.source_digest)
+        current = (
+            task.stage is Stage.ANALYSED
+            and result.source_digest
+            and not consulted_changed(task.consulted, view, task.module, task.bases, fresh=True)
+        )
+        return lint_file(
+            task.path,
+            final,
+            ModuleLink(view, task.path),
+            text_override=texts.get(task.path),
+            findings=result.findings if current else None,
+            findings_digest=result.source_digest,
+        )
     if rendered is not None:
         return replace(result, findings=rendered)
     return result
@@ -364,8 +390,15 @@ def _read_wanted(run: ProjectRun, wanted: set[str], last: bool) -> tuple[list[Ta
 def _surely_analysed(given: list[Task], texts: dict[str, str], cache: Cache | None) -> list[str]:
     """The given modules analysed for findings in the first round whatever the plan (read from
     disk, no cached result), largest first: what the workers parse ahead (planner/workers.py)."""
-    sure = [t for t in given if t.analyse and t.path not in texts and t.real not in texts
-            and not t.path.endswith(".ipynb") and not (cache is not None and t.key and cache.holds(t.key))]
+    sure = [
+        t
+        for t in given
+        if t.analyse
+        and t.path not in texts
+        and t.real not in texts
+        and not t.path.endswith(".ipynb")
+        and not (cache is not None and t.key and cache.holds(t.key))
+    ]
     return [t.path for t in permuted(_largest_first(sure), "ahead")]
 
 

@@ -115,8 +115,10 @@ class RunMemo:
         if project_state(data.get("roots", ()), data.get("extra", ())) != data.get("state"):
             return None
         try:
-            return [FileResult(path=path, findings=[_as_given(item, path) for item in results[real]])
-                    for path, real in zip(paths, reals)]
+            return [
+                FileResult(path=path, findings=[_as_given(item, path) for item in results[real]])
+                for path, real in zip(paths, reals)
+            ]
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -135,8 +137,10 @@ class RunMemo:
         old = self._load()
         if old.get("state") == state and old.get("roots") == roots and old.get("extra") == extra:
             found = {**old.get("results", {}), **found}
-        body = json.dumps({"format": MEMO_FORMAT, "roots": roots, "extra": extra, "state": state, "results": found},
-                          separators=(",", ":"))
+        body = json.dumps(
+            {"format": MEMO_FORMAT, "roots": roots, "extra": extra, "state": state, "results": found},
+            separators=(",", ":"),
+        )
         tag = seal(self.key, body)
         if tag is None:
             return

@@ -13,8 +13,10 @@ from .tasks import Stage, Task
 
 def rendered_json(fix: Fix) -> dict[str, Any]:
     """A rendered fix's text edits (and its alternatives'), as the cache keeps them."""
-    return {"edits": [e.to_json() for e in fix.edits],
-            "alternatives": [{"title": a.title, "edits": [e.to_json() for e in a.edits]} for a in fix.alternatives]}
+    return {
+        "edits": [e.to_json() for e in fix.edits],
+        "alternatives": [{"title": a.title, "edits": [e.to_json() for e in a.edits]} for a in fix.alternatives],
+    }
 
 
 def _from_rendered_json(fix: Fix, data: dict[str, Any] | None) -> Fix | None:
@@ -22,8 +24,9 @@ def _from_rendered_json(fix: Fix, data: dict[str, Any] | None) -> Fix | None:
     if data is None:
         return None
     kept = {a["title"]: a["edits"] for a in data["alternatives"]}
-    alternatives = tuple(replace(a, edits=tuple(Edit.from_json(e) for e in kept[a.title]))
-                         for a in fix.alternatives if a.title in kept)
+    alternatives = tuple(
+        replace(a, edits=tuple(Edit.from_json(e) for e in kept[a.title])) for a in fix.alternatives if a.title in kept
+    )
     return replace(fix, edits=tuple(Edit.from_json(e) for e in data["edits"]), alternatives=alternatives)
 
 

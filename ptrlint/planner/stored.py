@@ -30,8 +30,14 @@ def summary_key(key: str) -> str:
     return key + "-read"
 
 
-def store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileResult,
-           rendered: list[Finding] | None = None, key: str | None = None) -> None:
+def store(
+    cache: Cache | None,
+    texts: dict[str, str],
+    task: Task,
+    result: FileResult,
+    rendered: list[Finding] | None = None,
+    key: str | None = None,
+) -> None:
     """Findings, summary and what they read, by content; with the rendered fixes when shown."""
     if cache is None or result.error is not None or task.path in texts:
         return
@@ -40,8 +46,12 @@ def store(cache: Cache | None, texts: dict[str, str], task: Task, result: FileRe
     if task.light:  # summarised from its text alone: nothing to keep
         return
     kept = task.summary if task.summary is not None else task.writes
-    extra: dict[str, Any] = {"summary": kept.to_json() if kept else None, "consulted": task.consulted,
-             "analysed": task.analyse, "partial": task.summary is None and task.writes is not None}
+    extra: dict[str, Any] = {
+        "summary": kept.to_json() if kept else None,
+        "consulted": task.consulted,
+        "analysed": task.analyse,
+        "partial": task.summary is None and task.writes is not None,
+    }
     if rendered is not None:
         extra["rendered"] = [rendered_json(f.fix) if f.fix is not None else None for f in rendered]
     if task.key:

@@ -73,7 +73,9 @@ class Task:
     imported: bool = True  # a module of the run imports it: its full summary is computed
     whole: bool = False  # a name its cut analysis left out was looked up: analysed without the cut
     writes: ModuleSummary | None = None  # not imported: its partial summary (writes into other modules' classes)
-    rendered: list[dict[str, Any] | None] | None = None  # cached edits of each finding's fix and its alternatives (JSON)
+    rendered: list[dict[str, Any] | None] | None = (
+        None  # cached edits of each finding's fix and its alternatives (JSON)
+    )
     has_text: bool = True  # False: restored from the manifest (or dropped), read again on demand
     _imports: tuple[list[tuple[str, str, str]], list[str]] | None = None
     _bindings: dict[str, str] | None = None
@@ -136,8 +138,9 @@ class Task:
 
     def modules(self) -> set[str]:
         if self._modules is None:
-            self._modules = imported_modules(self.source(), self.module, self.is_package, self.bindings(),
-                                             self._parsed_imports()[1])
+            self._modules = imported_modules(
+                self.source(), self.module, self.is_package, self.bindings(), self._parsed_imports()[1]
+            )
         return self._modules
 
     def light_summary(self) -> ModuleSummary:
@@ -169,9 +172,15 @@ class Task:
 def record_of(task: Task, evidence: bool, site: bool) -> dict[str, Any]:
     """Everything :func:`restore` needs to rebuild ``task`` without its text."""
     record: dict[str, Any] = {
-        "evidence": evidence, "site": site, "module": task.module, "is_package": task.is_package,
-        "cache_key": task.key, "size": task.size, "bindings": task.bindings(),
-        "imported_modules": sorted(task.modules()), "light_summary": task.light_summary().to_json(),
+        "evidence": evidence,
+        "site": site,
+        "module": task.module,
+        "is_package": task.is_package,
+        "cache_key": task.key,
+        "size": task.size,
+        "bindings": task.bindings(),
+        "imported_modules": sorted(task.modules()),
+        "light_summary": task.light_summary().to_json(),
     }
     if site and not evidence:  # a candidate: which names of its imports it spells
         record["attribute_uses"] = {local: sorted(task.attribute_uses(local)) for local in task.bindings()}
@@ -187,8 +196,17 @@ def restore(record: dict[str, Any], path: str, real: str, linted: bool) -> Task 
     if (name, is_package) != (record["module"], record["is_package"]):
         return None
     evidence, site = record["evidence"], record["site"]
-    task = Task(path, real, name, is_package, Role.of(linted, evidence, site), linted, key=record["cache_key"],
-                has_text=False, size=record["size"])
+    task = Task(
+        path,
+        real,
+        name,
+        is_package,
+        Role.of(linted, evidence, site),
+        linted,
+        key=record["cache_key"],
+        has_text=False,
+        size=record["size"],
+    )
     task._bindings, task._modules = dict(record["bindings"]), set(record["imported_modules"])
     task._light = ModuleSummary.from_json(record["light_summary"])
     if "attribute_uses" in record:
@@ -196,8 +214,17 @@ def restore(record: dict[str, Any], path: str, real: str, linted: bool) -> Task 
     return task
 
 
-def derive(path: str, real: str, data: bytes, text: str, settings: Settings, linted: bool, keep_text: bool,
-           evidence: bool | None = None, site: bool | None = None) -> tuple[Task, dict[str, Any] | None]:
+def derive(
+    path: str,
+    real: str,
+    data: bytes,
+    text: str,
+    settings: Settings,
+    linted: bool,
+    keep_text: bool,
+    evidence: bool | None = None,
+    site: bool | None = None,
+) -> tuple[Task, dict[str, Any] | None]:
     """A task from a file's text, and its record (None without a cache: no manifest to keep it).
 
     Unless ``keep_text`` (an editor's buffer, which is not on disk), the text is dropped once
@@ -209,7 +236,9 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     name, is_package = module_name(real)
     # by place too: a summary holds its module's path (evidence locations), which a copy of the tree must not read
     key = Cache.key(data, settings, f"index:{name}:{int(is_package)}:{real}") if settings.cache_dir else ""
-    task = Task(path, real, name, is_package, Role.of(linted, evidence, site), linted, key=key, text=text, size=len(text))
+    task = Task(
+        path, real, name, is_package, Role.of(linted, evidence, site), linted, key=key, text=text, size=len(text)
+    )
     task.modules(), task.light_summary()  # what the planner needs of the text, derived here (in a worker)
     record = record_of(task, evidence, site) if settings.cache_dir else None
     if not keep_text:
@@ -218,8 +247,9 @@ def derive(path: str, real: str, data: bytes, text: str, settings: Settings, lin
     return task, record
 
 
-def classify(path: str, settings: Settings, texts: dict[str, str]
-             ) -> tuple[Task | FileResult, Signature | None, dict[str, Any] | None]:
+def classify(
+    path: str, settings: Settings, texts: dict[str, str]
+) -> tuple[Task | FileResult, Signature | None, dict[str, Any] | None]:
     """Read one given file and decide what it needs (in a worker: reading, the prefilter's text
     tests and the import scan are most of a cold run's planning): no task (a plain FileResult), a
     light task (a site but no evidence: summarised from its text), or a task to analyse. With its
@@ -250,8 +280,9 @@ def restore_given(manifest: Manifest, path: str, real: str) -> Task | FileResult
     return _given(task) if task is not None else None
 
 
-def read_unlinted(path: str, real: str, settings: Settings, texts: dict[str, str], manifest: Manifest | None,
-                  plain: bool) -> Task | None:
+def read_unlinted(
+    path: str, real: str, settings: Settings, texts: dict[str, str], manifest: Manifest | None, plain: bool
+) -> Task | None:
     """A project module that was not given, read for its summary (or restored unread from the
     manifest); None when it cannot be read. ``plain``: the prefilter found neither evidence nor a
     site in it (a given file's answer)."""

@@ -53,6 +53,7 @@ class Job(NamedTuple):
     partial: bool  # nothing in the run imports it: only its writes into other modules' classes are kept
     whole: bool = False  # another module asked for a name a cut analysis left out: analyse all of it
 
+
 # characters of source each worker parses ahead at most: its trees wait alive (about 30 bytes of
 # tree per character; device bodies are blanked), 2,000,000 is about what a torch plan gives it time for
 AHEAD_CHARACTERS = 2_000_000
@@ -122,7 +123,7 @@ def sweep_stale_plans() -> None:
     for name in names:
         if not name.startswith(PLAN_PREFIX):
             continue
-        pid = name[len(PLAN_PREFIX):].partition("-")[0]
+        pid = name[len(PLAN_PREFIX) :].partition("-")[0]
         if not pid.isdigit() or _alive(int(pid)):
             continue
         shutil.rmtree(os.path.join(root, name), ignore_errors=True)
@@ -191,7 +192,7 @@ def parse_ahead(paths: list[str], settings: Settings, published: str) -> tuple[d
     try:
         for path in paths:
             if budget <= 0 or os.path.exists(published):
-                rest.extend(paths[len(parsed) + len(rest):])
+                rest.extend(paths[len(parsed) + len(rest) :])
                 break
             read = read_source(path)
             try:
@@ -258,8 +259,10 @@ class RunPool:
         sweep_stale_plans()
         self._folder = tempfile.mkdtemp(prefix=f"{PLAN_PREFIX}{os.getpid()}-")
         self._published = os.path.join(self._folder, "plan.pickle")
-        shares = [paths[i::self.jobs] for i in range(self.jobs)]
-        self._ahead = [(share, self._pool.submit(parse_ahead, share, settings, self._published)) for share in shares if share]
+        shares = [paths[i :: self.jobs] for i in range(self.jobs)]
+        self._ahead = [
+            (share, self._pool.submit(parse_ahead, share, settings, self._published)) for share in shares if share
+        ]
 
     @property
     def ahead(self) -> bool:

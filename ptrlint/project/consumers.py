@@ -114,8 +114,15 @@ class ProjectConsumers:
         """The run is done: drop the answers."""
         self._answers.clear()
 
-    def parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                  keyword: str | None, options: AnalysisOptions, path: TablePath = ()) -> list[Use] | None:
+    def parameter(
+        self,
+        qname: str,
+        locate: Callable[[str], tuple[Path, str] | None],
+        position: int | None,
+        keyword: str | None,
+        options: AnalysisOptions,
+        path: TablePath = (),
+    ) -> list[Use] | None:
         """Uses of the parameter a call binds (by position or keyword) in the function ``qname``
         (``locate`` finds its file and the rest of the name, ``f`` or ``Cls.m``), following
         re-exports; ``path``: where the table sits in the argument."""
@@ -124,8 +131,9 @@ class ProjectConsumers:
             self._answers[key] = self._parameter(qname, locate, position, keyword, options, path)
         return self._answers[key]
 
-    def _function_file(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
-                       depth: int = 0) -> tuple[str, str] | None:
+    def _function_file(
+        self, qname: str, locate: Callable[[str], tuple[Path, str] | None], depth: int = 0
+    ) -> tuple[str, str] | None:
         """The file that defines the function (``f`` or ``Cls.m``) ``qname`` names, and that name,
         following re-exports (read from the file's text: ``from .impl import f``)."""
         found = locate(qname)
@@ -141,8 +149,9 @@ class ProjectConsumers:
             return str(file), rest  # the module defines it some other way: let the analysis look
         return self._function_file(".".join([target, *([method] if method else [])]), locate, depth + 1)
 
-    def factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None],
-                options: AnalysisOptions, depth: int = 0) -> FactorySignature | None:
+    def factory(
+        self, qname: str, locate: Callable[[str], tuple[Path, str] | None], options: AnalysisOptions, depth: int = 0
+    ) -> FactorySignature | None:
         """The factory signature of the module function ``qname`` names (analysis/semantic/factories.py).
 
         Asked for many calls of many modules, so it never analyses the callee's module: it finds
@@ -153,8 +162,9 @@ class ProjectConsumers:
             self._answers[key] = self._factory(qname, locate, options, depth)  # type: ignore[assignment]
         return self._answers[key]  # type: ignore[return-value]
 
-    def _factory(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], options: AnalysisOptions,
-                 depth: int) -> FactorySignature | None:
+    def _factory(
+        self, qname: str, locate: Callable[[str], tuple[Path, str] | None], options: AnalysisOptions, depth: int
+    ) -> FactorySignature | None:
         found = locate(qname)
         if found is None or depth > 4 or "." in found[1]:
             return None
@@ -178,8 +188,15 @@ class ProjectConsumers:
             self._texts[path] = (text, top_level_defs(text), imported_bindings(text, module, is_package))
         return self._texts[path]
 
-    def _parameter(self, qname: str, locate: Callable[[str], tuple[Path, str] | None], position: int | None,
-                   keyword: str | None, options: AnalysisOptions, path: TablePath) -> list[Use] | None:
+    def _parameter(
+        self,
+        qname: str,
+        locate: Callable[[str], tuple[Path, str] | None],
+        position: int | None,
+        keyword: str | None,
+        options: AnalysisOptions,
+        path: TablePath,
+    ) -> list[Use] | None:
         found = self._function_file(qname, locate)
         if found is None:
             return None
@@ -205,39 +222,78 @@ class ProjectConsumers:
             pattern = rf"\.\s*{re.escape(name)}\s*\("
         else:
             among, names, pattern = self._importers(own_file, own_module), {own_module}, rf"\b{re.escape(name)}\b"
-        return self._answer(("results", qname, path), own_file, options, among, names, pattern, f"call `{name}()`",
-                            lambda module: module.consumers.readers.result_uses(qname, path, method))
+        return self._answer(
+            ("results", qname, path),
+            own_file,
+            options,
+            among,
+            names,
+            pattern,
+            f"call `{name}()`",
+            lambda module: module.consumers.readers.result_uses(qname, path, method),
+        )
 
     def attribute_reads(self, attr: str, own_file: Path, options: AnalysisOptions, path: TablePath = ()) -> list[Use]:
         """Uses of every ``x.attr`` read where an object of ``own_file``'s module may be (:meth:`_reach`)."""
         among, names = self._reach(own_file, module_name(str(own_file))[0])
-        return self._answer(("attributes", attr, path), own_file, options, among, names, rf"\.\s*{re.escape(attr)}\b",
-                            f"read `.{attr}`", lambda module: module.consumers.readers.attribute_uses(attr, path))
+        return self._answer(
+            ("attributes", attr, path),
+            own_file,
+            options,
+            among,
+            names,
+            rf"\.\s*{re.escape(attr)}\b",
+            f"read `.{attr}`",
+            lambda module: module.consumers.readers.attribute_uses(attr, path),
+        )
 
     def name_reads(self, qname: str, own_file: Path, options: AnalysisOptions, path: TablePath = ()) -> list[Use]:
         """Uses of the module-level name ``qname`` in the modules that import its module."""
         own_module = module_name(str(own_file))[0]
         name = qname.rpartition(".")[2]
-        return self._answer(("names", qname, path), own_file, options, self._importers(own_file, own_module),
-                            {own_module}, rf"\b{re.escape(name)}\b", f"use `{name}`",
-                            lambda module: module.consumers.readers.name_uses(qname, path))
+        return self._answer(
+            ("names", qname, path),
+            own_file,
+            options,
+            self._importers(own_file, own_module),
+            {own_module},
+            rf"\b{re.escape(name)}\b",
+            f"use `{name}`",
+            lambda module: module.consumers.readers.name_uses(qname, path),
+        )
 
-    def _answer(self, question: tuple[str, str, TablePath], own_file: Path, options: AnalysisOptions,
-                among: list[str], names: set[str], pattern: str, what: str,
-                ask: Callable[[_Module], list[Use]]) -> list[Use]:
+    def _answer(
+        self,
+        question: tuple[str, str, TablePath],
+        own_file: Path,
+        options: AnalysisOptions,
+        among: list[str],
+        names: set[str],
+        pattern: str,
+        what: str,
+        ask: Callable[[_Module], list[Use]],
+    ) -> list[Use]:
         """The uses ``ask`` finds in the files of ``among`` that spell ``pattern`` (once per process)."""
         key = (*question, str(own_file), id(options))
         if key not in self._answers:
             self._answers[key] = self._ask_modules(_spelling(pattern, among), what, options, names, ask)
         return self._answers[key] or []
 
-    def _ask_modules(self, paths: list[str], what: str, options: AnalysisOptions, names: set[str],
-                     ask: Callable[[_Module], list[Use]]) -> list[Use]:
+    def _ask_modules(
+        self,
+        paths: list[str],
+        what: str,
+        options: AnalysisOptions,
+        names: set[str],
+        ask: Callable[[_Module], list[Use]],
+    ) -> list[Use]:
         """``ask`` each module (in sorted order) that really imports one of ``names`` (its text said
         so, but an import in a string says so too); more than ``MAX_READER_MODULES`` are not followed."""
         if len(paths) > MAX_READER_MODULES:
             where = Location(display_path(paths[0]), 1, 1)
-            return [Use(UseKind.ESCAPE, where, f"{len(paths)} modules of the project {what}: more than ptrlint follows")]
+            return [
+                Use(UseKind.ESCAPE, where, f"{len(paths)} modules of the project {what}: more than ptrlint follows")
+            ]
         out: list[Use] = []
         for path in paths:
             with _analysed(path, options) as module:
@@ -265,7 +321,9 @@ class ProjectConsumers:
     def _importers(self, own_file: Path, module: str) -> list[str]:
         """Project files whose import lines name ``module``."""
         own = os.path.realpath(own_file)
-        return sorted(p for p, imported in self._import_table(own_file, module).items() if module in imported and p != own)
+        return sorted(
+            p for p, imported in self._import_table(own_file, module).items() if module in imported and p != own
+        )
 
     def _import_table(self, own_file: Path, module: str) -> dict[str, set[str]]:
         """{real path: the modules it imports} of the project files around ``module`` (each read once per process)."""
@@ -327,15 +385,19 @@ def _located(module: _Module, uses: list[Use]) -> list[Use]:
     return out
 
 
-def _factory_of(block: str, name: str, text: str, bindings: dict[str, str], context: ModuleContext,
-                options: AnalysisOptions) -> FactorySignature | None:
+def _factory_of(
+    block: str, name: str, text: str, bindings: dict[str, str], context: ModuleContext, options: AnalysisOptions
+) -> FactorySignature | None:
     """The factory signature of the function ``name`` whose text is ``block``, analysed alone with its
     module's imports (``bindings``) and module-level aliases of imported names (read from ``text``)."""
     if "dtype" not in block or "return" not in block:
         return None
-    header = "".join(f"import {q} as {local}\n" if "." not in q else
-                     f"from {q.rpartition('.')[0]} import {q.rpartition('.')[2]} as {local}\n"
-                     for local, q in bindings.items())
+    header = "".join(
+        f"import {q} as {local}\n"
+        if "." not in q
+        else f"from {q.rpartition('.')[0]} import {q.rpartition('.')[2]} as {local}\n"
+        for local, q in bindings.items()
+    )
     aliases = "".join(m.group(0) + "\n" for m in _ALIAS.finditer(text) if m.group(2).partition(".")[0] in bindings)
     tree = _parse(header + aliases + block)  # `_empty = torch.empty` kept by a monkey patch: a creation
     if tree is None:
@@ -386,8 +448,11 @@ def _imports_one_of(module: _Module, names: set[str]) -> bool:
     """Whether an analysed module's import statements (in any scope) name one of ``names``."""
     for scope in module.facts.model.scopes.values():
         for qualified in scope.imports.values():
-            if qualified in names or qualified.rpartition(".")[0] in names or \
-                    any(name.startswith(qualified + ".") for name in names):
+            if (
+                qualified in names
+                or qualified.rpartition(".")[0] in names
+                or any(name.startswith(qualified + ".") for name in names)
+            ):
                 return True
     return False
 
@@ -400,5 +465,3 @@ def _package_root(own_file: Path, module: str) -> Path:
         if folder.name == top:
             return folder
     return project_root(str(own_file))
-
-

@@ -44,8 +44,9 @@ def read_imports(text: str) -> tuple[list[tuple[str, str, str]], list[str]]:
     return froms, plain
 
 
-def imported_bindings(text: str, module: str, is_package: bool,
-                      parsed: tuple[list[tuple[str, str, str]], list[str]] | None = None) -> dict[str, str]:
+def imported_bindings(
+    text: str, module: str, is_package: bool, parsed: tuple[list[tuple[str, str, str]], list[str]] | None = None
+) -> dict[str, str]:
     """The names a text's import statements bind, and what they name (``{"np": "numpy",
     "block_addrs": "pkg.addresses.block_addrs"}``), read without parsing."""
     froms, plain = parsed if parsed is not None else read_imports(text)
@@ -68,8 +69,9 @@ def imported_bindings(text: str, module: str, is_package: bool,
     return out
 
 
-def imported_modules(text: str, module: str, is_package: bool,
-                     bindings: dict[str, str] | None = None, plain: list[str] | None = None) -> set[str]:
+def imported_modules(
+    text: str, module: str, is_package: bool, bindings: dict[str, str] | None = None, plain: list[str] | None = None
+) -> set[str]:
     """Absolute names of what a text imports (modules, and names that may be submodules)."""
     if bindings is None or plain is None:
         parsed = read_imports(text)

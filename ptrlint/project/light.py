@@ -11,15 +11,16 @@ from .imports import imported_bindings
 from .summary import ModuleSummary
 
 
-def light_summary(text: str, module: str, is_package: bool, path: str,
-                  bindings: dict[str, str] | None = None) -> ModuleSummary:
+def light_summary(
+    text: str, module: str, is_package: bool, path: str, bindings: dict[str, str] | None = None
+) -> ModuleSummary:
     """What a module with no pointer evidence can tell the others, read without parsing: its classes
     (with dataclass/NamedTuple fields, for positional arguments) and what it re-exports."""
     summary = ModuleSummary(module, path)
     for match in _top_level_classes(text):
         name, bases = match.group(1), match.group(2) or ""
         line_start = match.start()
-        previous = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1:line_start]
+        previous = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : line_start]
         fields: list[str] = []
         if "dataclass" in previous or "NamedTuple" in bases:
             fields = _body_fields(text, text.find("\n", match.end()) + 1)
@@ -34,7 +35,10 @@ def light_summary(text: str, module: str, is_package: bool, path: str,
     summary.imports = sorted({q.rpartition(".")[0] or q for q in summary.exports.values()})
     return summary
 
-_PATCHED_CREATION = re.compile(r"\.(?:" + "|".join(sorted(CREATION_LAST_NAMES)) + r")[ \t]*=[ \t]*[A-Za-z_]")  # a cheap gate
+
+_PATCHED_CREATION = re.compile(
+    r"\.(?:" + "|".join(sorted(CREATION_LAST_NAMES)) + r")[ \t]*=[ \t]*[A-Za-z_]"
+)  # a cheap gate
 _PATCH = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_][\w.]*)[ \t]*=[ \t]*([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 

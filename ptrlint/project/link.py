@@ -44,8 +44,9 @@ class ModuleLink:
     def whole_module(self) -> bool:
         return self.whole
 
-    def finish(self, facts: ModuleFacts, source: SourceMap, context: ModuleContext,
-               omitted: frozenset[str] = frozenset()) -> Shared:
+    def finish(
+        self, facts: ModuleFacts, source: SourceMap, context: ModuleContext, omitted: frozenset[str] = frozenset()
+    ) -> Shared:
         view = context.view
         if not isinstance(view, ProjectView):
             return Shared()

@@ -77,22 +77,35 @@ class ModuleSummary:
 
     @property
     def empty(self) -> bool:
-        return not (self.functions or self.param_writes or self.attributes or self.names or self.external_writes
-                    or self.classes or self.exports or self.patches or self.omitted)
+        return not (
+            self.functions
+            or self.param_writes
+            or self.attributes
+            or self.names
+            or self.external_writes
+            or self.classes
+            or self.exports
+            or self.patches
+            or self.omitted
+        )
 
     def to_json(self) -> dict[str, Any]:
         def values(d: dict[str, ValueSummary]) -> dict[str, list[Any]]:
             return {k: v.to_json() for k, v in sorted(d.items())}
 
         return {
-            "module": self.module, "path": self.path,
+            "module": self.module,
+            "path": self.path,
             "functions": values(self.functions),
             "param_writes": {k: values(v) for k, v in sorted(self.param_writes.items())},
-            "attributes": values(self.attributes), "names": values(self.names),
+            "attributes": values(self.attributes),
+            "names": values(self.names),
             "external_writes": values(self.external_writes),
             "signatures": dict(sorted(self.signatures.items())),
-            "classes": dict(sorted(self.classes.items())), "exports": dict(sorted(self.exports.items())),
-            "imports": sorted(self.imports), "patches": dict(sorted(self.patches.items())),
+            "classes": dict(sorted(self.classes.items())),
+            "exports": dict(sorted(self.exports.items())),
+            "imports": sorted(self.imports),
+            "patches": dict(sorted(self.patches.items())),
             "omitted": sorted(self.omitted),
         }
 
@@ -102,25 +115,36 @@ class ModuleSummary:
             return {k: ValueSummary.from_json(v) for k, v in d.items()}
 
         return cls(
-            data["module"], data["path"], values(data["functions"]),
-            {k: values(v) for k, v in data["param_writes"].items()}, values(data["attributes"]),
-            values(data["names"]), values(data["external_writes"]), dict(data["signatures"]), dict(data["classes"]),
-            dict(data["exports"]), list(data["imports"]), dict(data.get("patches", {})), frozenset(data.get("omitted", ())),
+            data["module"],
+            data["path"],
+            values(data["functions"]),
+            {k: values(v) for k, v in data["param_writes"].items()},
+            values(data["attributes"]),
+            values(data["names"]),
+            values(data["external_writes"]),
+            dict(data["signatures"]),
+            dict(data["classes"]),
+            dict(data["exports"]),
+            list(data["imports"]),
+            dict(data.get("patches", {})),
+            frozenset(data.get("omitted", ())),
         )
 
     def fingerprint(self) -> str:
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
-              names: frozenset[str] | None = None) -> ModuleSummary:
+def summarise(
+    facts: ModuleFacts, module: str, path: str, source: SourceMap, names: frozenset[str] | None = None
+) -> ModuleSummary:
     """The summary of one analysed module. With ``names`` (what the modules that import this one
     use of it), only those functions, classes and module names are evaluated; writes into other
     modules' classes are always recorded."""
     model = facts.model
     out = ModuleSummary(module, path)
-    wanted: Callable[[str], bool] = ((lambda name: True) if names is None
-                                     else (lambda name: name.partition(".")[0] in names))
+    wanted: Callable[[str], bool] = (
+        (lambda name: True) if names is None else (lambda name: name.partition(".")[0] in names)
+    )
 
     def keep(value: Value | None) -> ValueSummary | None:
         """Only what can change another module's findings: addresses, names, wrapped and foreign values."""
@@ -142,7 +166,9 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
         if wanted(qualname):
             for name, method in model.class_methods.get(class_id, {}).items():
                 _summarise_function(facts, method, f"{qualname}.{name}", out, keep)
-    attribute_keys = {k for k in model.alias_classes.parent if isinstance(k, MemberKey)}  # every attribute the module binds, writes or aliases
+    attribute_keys = {
+        k for k in model.alias_classes.parent if isinstance(k, MemberKey)
+    }  # every attribute the module binds, writes or aliases
     for member in sorted(attribute_keys, key=repr):
         class_id, attr = member.owner, member.attr
         if isinstance(class_id, str):  # an attribute of a class from another module, written here
@@ -161,13 +187,22 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     for creation in model.creations:  # pointer tables asked of another module's dtype-substituting factory
         if creation.factory is not None and creation.substitutes and asks_unsigned(facts, creation):
             held = facts.pointer_holding(creation)
-            value = keep(held.with_evidence(creation.call, f"asks `{creation.factory.rpartition('.')[2]}` for an "
-                                                           "unsigned table that holds addresses") if held else None)
+            value = keep(
+                held.with_evidence(
+                    creation.call,
+                    f"asks `{creation.factory.rpartition('.')[2]}` for an unsigned table that holds addresses",
+                )
+                if held
+                else None
+            )
             if value is not None:
                 out.external_writes[f"{creation.factory}.{REQUEST}"] = value
     for target, value in model.patches:  # `torch.empty = _empty`: every module's `torch.empty(...)` calls it
-        if isinstance(value, ast.Name) and NameKey(module_scope, value.id) in model.functions and \
-                target.attr in CREATION_LAST_NAMES:
+        if (
+            isinstance(value, ast.Name)
+            and NameKey(module_scope, value.id) in model.functions
+            and target.attr in CREATION_LAST_NAMES
+        ):
             for patched in sorted(model.qualified_names(target)):
                 out.patches[patched] = f"{module}.{value.id}"
     out.exports = dict(model.module_scope.imports)
@@ -175,8 +210,13 @@ def summarise(facts: ModuleFacts, module: str, path: str, source: SourceMap,
     return out
 
 
-def _summarise_function(facts: ModuleFacts, function: FunctionNode, qualname: str, out: ModuleSummary,
-                        keep: Callable[[Value | None], ValueSummary | None]) -> None:
+def _summarise_function(
+    facts: ModuleFacts,
+    function: FunctionNode,
+    qualname: str,
+    out: ModuleSummary,
+    keep: Callable[[Value | None], ValueSummary | None],
+) -> None:
     returned = keep(facts.flow.results.returned_value(function, None))
     if returned is not None:
         out.functions[qualname] = returned

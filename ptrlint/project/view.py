@@ -25,16 +25,21 @@ MISSING = "-"
 
 
 class ProjectView:
-    def __init__(self, summaries: dict[str, ModuleSummary], consumers: ProjectConsumers | None = None,
-                 writers: Iterable[ModuleSummary] | None = None) -> None:
+    def __init__(
+        self,
+        summaries: dict[str, ModuleSummary],
+        consumers: ProjectConsumers | None = None,
+        writers: Iterable[ModuleSummary] | None = None,
+    ) -> None:
         """``consumers``: the modules read for consumer answers, shared by the views of one run (they
         do not depend on the summaries), so that a new round does not read the project again.
         ``writers``: the summaries whose writes into other modules' classes count, in order
         (default: ``summaries``); besides those it may hold partial summaries of modules no
         module of the run imports, which a lookup never reaches."""
         self.summaries = summaries
-        self._memo: dict[tuple[object, ...],
-                         tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]] = {}
+        self._memo: dict[
+            tuple[object, ...], tuple[tuple[ModuleSummary, str] | None, frozenset[str], frozenset[str]]
+        ] = {}
         # consulted_changed's answers: (lookup, bases) -> (fingerprint, the modules its resolution passed)
         self._probed: dict[tuple[str, tuple[Path, ...]], tuple[str | None, frozenset[str]]] = {}
         self.bases: tuple[Path, ...] = ()
@@ -45,7 +50,7 @@ class ProjectView:
         self.patches: dict[str, str] = {}  # "torch.empty" -> the project function put in its place
         self.consumers = consumers if consumers is not None else ProjectConsumers()
         self.options: object | None = None  # the analysis options of the last module viewed (for re-probing)
-        for summary in (summaries.values() if writers is None else writers):
+        for summary in summaries.values() if writers is None else writers:
             for target, value in summary.external_writes.items():
                 cls, _, attr = target.rpartition(".")
                 found = self._locate(cls)  # `pkg.Cls` re-exported from `pkg.impl.Cls`: one target
@@ -61,8 +66,11 @@ class ProjectView:
         (a summary is replaced, never changed in place), an answer about writes into a class only on
         the writes into it. A settle round changes few summaries, and asking every analysed
         module's lookups again was half of the round's planning on torch."""
-        changed = {m for m in self.summaries.keys() | previous.summaries.keys()
-                   if self.summaries.get(m) is not previous.summaries.get(m)}
+        changed = {
+            m
+            for m in self.summaries.keys() | previous.summaries.keys()
+            if self.summaries.get(m) is not previous.summaries.get(m)
+        }
         for key, memo in previous._memo.items():
             if len(key) == 2 and changed.isdisjoint(memo[2]):  # not a module's own resolution
                 self._memo.setdefault(key, memo)
@@ -121,8 +129,9 @@ class ProjectView:
         self.wanted.update(memo[1])
         return memo[0]
 
-    def _resolve(self, qname: str, wanted: set[str], passed: set[str], own_module: str = "",
-                 depth: int = 0) -> tuple[ModuleSummary, str] | None:
+    def _resolve(
+        self, qname: str, wanted: set[str], passed: set[str], own_module: str = "", depth: int = 0
+    ) -> tuple[ModuleSummary, str] | None:
         """``passed``: every module name the resolution looked at (where an own module would stop it)."""
         if depth > 6:
             return None
@@ -144,15 +153,20 @@ class ProjectView:
                 wanted.add(module)
                 return None
             if head in summary.exports and not self._defines(summary, head):
-                return self._resolve(".".join([summary.exports[head], *parts[i + 1:]]), wanted, passed, own_module,
-                                     depth + 1)
+                return self._resolve(
+                    ".".join([summary.exports[head], *parts[i + 1 :]]), wanted, passed, own_module, depth + 1
+                )
             return summary, rest
         return None
 
     @staticmethod
     def _defines(summary: ModuleSummary, name: str) -> bool:
-        return (name in summary.classes or name in summary.functions or name in summary.names
-                or any(k.startswith(name + ".") for k in summary.functions))
+        return (
+            name in summary.classes
+            or name in summary.functions
+            or name in summary.names
+            or any(k.startswith(name + ".") for k in summary.functions)
+        )
 
     def _record(self, what: str, qname: str, answer: object) -> None:
         """Remember the answer's fingerprint; every "nothing known" answer (not summarised yet, or
@@ -161,7 +175,9 @@ class ProjectView:
             self.consulted[f"{what}:{qname}"] = MISSING
             return
         data = answer.to_json() if hasattr(answer, "to_json") else answer
-        self.consulted[f"{what}:{qname}"] = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        self.consulted[f"{what}:{qname}"] = hashlib.sha256(
+            json.dumps(data, sort_keys=True, default=str).encode()
+        ).hexdigest()[:12]
 
     # ----- lookups -----------------------------------------------------------------------------------
     def function(self, qname: str) -> Value | None:
@@ -206,11 +222,14 @@ class ProjectView:
     def is_project_symbol(self, qname: str) -> bool:
         """Whether ``qname`` names something in a module of the project (summarised or on disk)."""
         parts = qname.split(".")
-        return any(".".join(parts[:i]) in self.summaries or namespace_file(".".join(parts[:i]), self.bases) is not None
-                   for i in range(len(parts) - 1, 0, -1))
+        return any(
+            ".".join(parts[:i]) in self.summaries or namespace_file(".".join(parts[:i]), self.bases) is not None
+            for i in range(len(parts) - 1, 0, -1)
+        )
 
-    def param_consumers(self, qname: str, position: int | None, keyword: str | None, path: TablePath,
-                        options: object) -> list[Use] | None:
+    def param_consumers(
+        self, qname: str, position: int | None, keyword: str | None, path: TablePath, options: object
+    ) -> list[Use] | None:
         """Uses of the parameter that a call of ``qname`` (another module's function) binds the table
         to (``path``: where the table sits in the argument)."""
         self.options = options
@@ -243,8 +262,9 @@ class ProjectView:
         """Uses, in the modules that import it, of the module-level name ``qname`` of this module."""
         return self._elsewhere("nconsumers", qname, path, options, self.consumers.name_reads)
 
-    def _elsewhere(self, what: str, name: str, path: TablePath, options: object,
-                   ask: Callable[..., list[Use]]) -> list[Use]:
+    def _elsewhere(
+        self, what: str, name: str, path: TablePath, options: object, ask: Callable[..., list[Use]]
+    ) -> list[Use]:
         """One question about this module's values asked of the other modules (recorded as ``what``)."""
         self.options = options
         own = self._own_file()
@@ -276,8 +296,9 @@ class ProjectView:
 def _fingerprint(uses: list[Use] | None) -> list[list[str | int]] | None:
     if not uses:
         return None
-    return sorted([u.kind.name, u.why, *((u.node.path, u.node.line) if isinstance(u.node, Location) else ())]
-                  for u in uses)
+    return sorted(
+        [u.kind.name, u.why, *((u.node.path, u.node.line) if isinstance(u.node, Location) else ())] for u in uses
+    )
 
 
 # Lookups whose answers read only files on disk (the consumers of a table, a factory's signature),
@@ -285,8 +306,14 @@ def _fingerprint(uses: list[Use] | None) -> list[list[str | int]] | None:
 _FILE_LOOKUPS = ("consumers[", "pconsumers[", "aconsumers[", "nconsumers[", "factory")
 
 
-def consulted_changed(consulted: dict[str, str], view: ProjectView, module: str, bases: tuple[Path, ...],
-                      fresh: bool = False, wanted: set[str] | None = None) -> bool:
+def consulted_changed(
+    consulted: dict[str, str],
+    view: ProjectView,
+    module: str,
+    bases: tuple[Path, ...],
+    fresh: bool = False,
+    wanted: set[str] | None = None,
+) -> bool:
     """Whether a module's recorded lookups would be answered differently by ``view``.
 
     ``fresh``: they were answered in this run, so the lookups into files (``_FILE_LOOKUPS``) still
@@ -338,15 +365,20 @@ def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
     elif what == "name":
         probe.name(qname)
     elif what.startswith("consumers[") and view.options is not None:
-        probe.result_consumers(qname, parse_path(what[len("consumers["):-1]), view.options)
+        probe.result_consumers(qname, parse_path(what[len("consumers[") : -1]), view.options)
     elif what.startswith("aconsumers[") and view.options is not None:
-        probe.attribute_consumers(qname, parse_path(what[len("aconsumers["):-1]), view.options)
+        probe.attribute_consumers(qname, parse_path(what[len("aconsumers[") : -1]), view.options)
     elif what.startswith("nconsumers[") and view.options is not None:
-        probe.name_consumers(qname, parse_path(what[len("nconsumers["):-1]), view.options)
+        probe.name_consumers(qname, parse_path(what[len("nconsumers[") : -1]), view.options)
     elif what.startswith("pconsumers[") and view.options is not None:
-        position, keyword, path = what[len("pconsumers["):-1].split("|")
-        probe.param_consumers(qname, None if position == "None" else int(position),
-                              None if keyword == "None" else keyword, parse_path(path), view.options)
+        position, keyword, path = what[len("pconsumers[") : -1].split("|")
+        probe.param_consumers(
+            qname,
+            None if position == "None" else int(position),
+            None if keyword == "None" else keyword,
+            parse_path(path),
+            view.options,
+        )
     elif what == "factory" and view.options is not None:
         probe.factory(qname, view.options)
     elif what == "into":
@@ -362,8 +394,9 @@ class ShippedSummaries(Mapping[str, ModuleSummary]):
     modules a large tree has, and unpickling them all cost each worker 0.06 s on sglang."""
 
     def __init__(self, summaries: Mapping[str, ModuleSummary]) -> None:
-        self._pickled = {module: pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
-                         for module, summary in summaries.items()}
+        self._pickled = {
+            module: pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL) for module, summary in summaries.items()
+        }
         self._loaded: dict[str, ModuleSummary] = {}
 
     def __getitem__(self, module: str) -> ModuleSummary:

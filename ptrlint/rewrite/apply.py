@@ -28,7 +28,8 @@ def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]
         assert finding.fix is not None
         edits = [e for e in finding.fix.edits if e not in identical]
         if any(_overlaps_chosen(e, chosen) for e in edits) or any(
-                _overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1:]):
+            _overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1 :]
+        ):
             continue  # it meets a chosen fix (or its own edits meet: no order would be right)
         for edit in edits:
             bisect.insort(chosen, edit, key=_span)
@@ -37,7 +38,7 @@ def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]
     parts: list[str] = []
     at = 0
     for edit in chosen:
-        parts.append(text[at:edit.start])
+        parts.append(text[at : edit.start])
         parts.append(edit.text)
         at = edit.end
     parts.append(text[at:])

@@ -31,14 +31,38 @@ _TARGETS: dict[str, tuple[type[cst.CSTNode], ...]] = {
     "add_import_name": (cst.ImportFrom,),
     "append_view": (cst.Call,),
     "view_receiver": (cst.Call,),
-    "wrap_uint64_tensor": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer,
-                           cst.IfExp, cst.UnaryOperation),
-    "wrap_call": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer, cst.IfExp,
-                  cst.UnaryOperation),
+    "wrap_uint64_tensor": (
+        cst.Call,
+        cst.Name,
+        cst.Attribute,
+        cst.Subscript,
+        cst.BinaryOperation,
+        cst.Integer,
+        cst.IfExp,
+        cst.UnaryOperation,
+    ),
+    "wrap_call": (
+        cst.Call,
+        cst.Name,
+        cst.Attribute,
+        cst.Subscript,
+        cst.BinaryOperation,
+        cst.Integer,
+        cst.IfExp,
+        cst.UnaryOperation,
+    ),
     "append_astype": (cst.Call, cst.Name, cst.Attribute, cst.Subscript),
     "replace_expression": (cst.IfExp, cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString),
-    "mask_uint64": (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.Integer, cst.IfExp,
-                    cst.UnaryOperation),
+    "mask_uint64": (
+        cst.Call,
+        cst.Name,
+        cst.Attribute,
+        cst.Subscript,
+        cst.BinaryOperation,
+        cst.Integer,
+        cst.IfExp,
+        cst.UnaryOperation,
+    ),
 }
 
 
@@ -51,8 +75,18 @@ class _Tree(cst.CSTVisitor):
     an intent may target (one traversal)."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
-    _KINDS = (cst.Attribute, cst.Name, cst.SimpleString, cst.Call, cst.ImportFrom, cst.Subscript, cst.BinaryOperation,
-              cst.Integer, cst.IfExp, cst.UnaryOperation)
+    _KINDS = (
+        cst.Attribute,
+        cst.Name,
+        cst.SimpleString,
+        cst.Call,
+        cst.ImportFrom,
+        cst.Subscript,
+        cst.BinaryOperation,
+        cst.Integer,
+        cst.IfExp,
+        cst.UnaryOperation,
+    )
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -81,7 +115,9 @@ class _Tree(cst.CSTVisitor):
     def code(self, node: cst.CSTNode, indent: str) -> str:
         """``node``'s code as the module prints it inside a block indented by ``indent``
         (``Module.code_for_node`` prints continuation lines as if at the top level)."""
-        state = CodegenState(self.module.default_indent, self.module.default_newline, indent_tokens=[indent] if indent else [])
+        state = CodegenState(
+            self.module.default_indent, self.module.default_newline, indent_tokens=[indent] if indent else []
+        )
         node._codegen(state)
         return "".join(state.tokens)
 
@@ -149,7 +185,7 @@ def render(text: str, intents: Iterable[Intent]) -> dict[Intent, Edit | None]:
             out.update(_render_on(tree, group, base, line_starts))
             continue
         try:
-            alone = _Tree(text[span[0]:span[1]])
+            alone = _Tree(text[span[0] : span[1]])
         except cst.ParserSyntaxError:
             whole.extend(group)
             continue
@@ -235,9 +271,11 @@ def _append_keyword_action(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CS
 
 def _replace_method_call(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-    return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")),
-                             whitespace_before_args=cst.SimpleWhitespace(""),
-                             args=[cst.Arg(cst.parse_expression(value))])
+    return node.with_changes(
+        func=node.func.with_changes(attr=cst.Name("to")),
+        whitespace_before_args=cst.SimpleWhitespace(""),
+        args=[cst.Arg(cst.parse_expression(value))],
+    )
 
 
 def _append_view(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
@@ -249,8 +287,9 @@ def _append_view(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
 def _view_receiver(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
     """`table.numpy()` -> `table.view(torch.uint64).numpy()`."""
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-    receiver = cst.Call(func=cst.Attribute(value=node.func.value, attr=cst.Name("view")),
-                        args=[cst.Arg(cst.parse_expression(value))])
+    receiver = cst.Call(
+        func=cst.Attribute(value=node.func.value, attr=cst.Name("view")), args=[cst.Arg(cst.parse_expression(value))]
+    )
     return node.with_changes(func=node.func.with_changes(value=receiver))
 
 
@@ -258,10 +297,16 @@ def _uint64_tensor(alias: str, inner: cst.BaseExpression) -> cst.Call:
     """`{alias}.tensor(inner, dtype={alias}.uint64)`."""
     return cst.Call(
         func=cst.Attribute(value=cst.parse_expression(alias), attr=cst.Name("tensor")),
-        args=[cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-              cst.Arg(cst.parse_expression(f"{alias}.uint64"), keyword=cst.Name("dtype"),
-                      equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                            whitespace_after=cst.SimpleWhitespace("")))],
+        args=[
+            cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(
+                cst.parse_expression(f"{alias}.uint64"),
+                keyword=cst.Name("dtype"),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                ),
+            ),
+        ],
     )
 
 
@@ -300,7 +345,9 @@ def _mask_uint64(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
 def _append_astype(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
     """`ids` -> `ids.astype(np.uint64)` (value: the dtype)."""
     assert isinstance(node, cst.BaseExpression)
-    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("astype")), args=[cst.Arg(cst.parse_expression(value))])
+    return cst.Call(
+        func=cst.Attribute(value=node, attr=cst.Name("astype")), args=[cst.Arg(cst.parse_expression(value))]
+    )
 
 
 def _add_import_name(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
@@ -315,11 +362,19 @@ def _add_import_name(value: str, node: cst.CSTNode, tree: _Tree) -> cst.CSTNode:
 
 
 _ACTIONS: dict[str, Callable[[str, cst.CSTNode, _Tree], cst.CSTNode]] = {
-    "rename_attribute": _rename_attribute, "replace_name": _replace_name, "replace_string": _replace_string,
-    "append_keyword": _append_keyword_action, "replace_method_call": _replace_method_call,
-    "append_view": _append_view, "view_receiver": _view_receiver, "wrap_uint64_tensor": _wrap_uint64_tensor,
-    "wrap_call": _wrap_call, "replace_expression": _replace_expression, "mask_uint64": _mask_uint64,
-    "append_astype": _append_astype, "add_import_name": _add_import_name,
+    "rename_attribute": _rename_attribute,
+    "replace_name": _replace_name,
+    "replace_string": _replace_string,
+    "append_keyword": _append_keyword_action,
+    "replace_method_call": _replace_method_call,
+    "append_view": _append_view,
+    "view_receiver": _view_receiver,
+    "wrap_uint64_tensor": _wrap_uint64_tensor,
+    "wrap_call": _wrap_call,
+    "replace_expression": _replace_expression,
+    "mask_uint64": _mask_uint64,
+    "append_astype": _append_astype,
+    "add_import_name": _add_import_name,
 }
 
 
@@ -342,11 +397,22 @@ def _append_keyword(call: cst.Call, text: str, tree: _Tree) -> cst.Call:
         if isinstance(after, cst.ParenthesizedWhitespace):
             # `x,  # note\n)`: the new argument goes on its own line, indented like the last one
             indent = tree.line_indent(last)
-            args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=after.with_changes(
-                indent=False, last_line=cst.SimpleWhitespace(indent))))
-            args.append(new.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
-                first_line=cst.TrailingWhitespace(newline=cst.Newline()), indent=after.indent,
-                last_line=after.last_line))))
+            args[-1] = last.with_changes(
+                comma=comma.with_changes(
+                    whitespace_after=after.with_changes(indent=False, last_line=cst.SimpleWhitespace(indent))
+                )
+            )
+            args.append(
+                new.with_changes(
+                    comma=cst.Comma(
+                        whitespace_after=cst.ParenthesizedWhitespace(
+                            first_line=cst.TrailingWhitespace(newline=cst.Newline()),
+                            indent=after.indent,
+                            last_line=after.last_line,
+                        )
+                    )
+                )
+            )
         else:
             args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=cst.SimpleWhitespace(" ")))
             args.append(new.with_changes(whitespace_after_arg=after))
@@ -364,9 +430,9 @@ def _edit(tree: _Tree, intent: Intent, node: cst.CSTNode, new: cst.CSTNode) -> E
     indent = tree.indent_of.get(id(node), "")
     old_code = tree.code(node, indent)
     new_code = tree.code(new, indent)
-    inner = text[intent.start:intent.end]
+    inner = text[intent.start : intent.end]
     lead = old_code.find(inner)  # parentheses owned by the node come before its position
-    if lead < 0 or text[intent.start - lead:intent.start - lead + len(old_code)] != old_code:
+    if lead < 0 or text[intent.start - lead : intent.start - lead + len(old_code)] != old_code:
         raise RewriteError("node code does not match the text at its position")
     base = intent.start - lead
     prefix = 0
@@ -377,16 +443,22 @@ def _edit(tree: _Tree, intent: Intent, node: cst.CSTNode, new: cst.CSTNode) -> E
     while suffix < limit - prefix and old_code[-1 - suffix] == new_code[-1 - suffix]:
         suffix += 1
     # whole words only: `int64` -> `uint64`, not an inserted "u"
-    while prefix > 0 and _word(old_code[prefix - 1]) and (
-        _word_at(old_code, prefix, len(old_code) - suffix) or _word_at(new_code, prefix, len(new_code) - suffix)
+    while (
+        prefix > 0
+        and _word(old_code[prefix - 1])
+        and (_word_at(old_code, prefix, len(old_code) - suffix) or _word_at(new_code, prefix, len(new_code) - suffix))
     ):
         prefix -= 1
-    while suffix > 0 and _word(old_code[-suffix]) and (
-        _word_at(old_code, len(old_code) - suffix - 1, len(old_code) - suffix, prefix)
-        or _word_at(new_code, len(new_code) - suffix - 1, len(new_code) - suffix, prefix)
+    while (
+        suffix > 0
+        and _word(old_code[-suffix])
+        and (
+            _word_at(old_code, len(old_code) - suffix - 1, len(old_code) - suffix, prefix)
+            or _word_at(new_code, len(new_code) - suffix - 1, len(new_code) - suffix, prefix)
+        )
     ):
         suffix -= 1
-    return Edit(base + prefix, base + len(old_code) - suffix, new_code[prefix:len(new_code) - suffix])
+    return Edit(base + prefix, base + len(old_code) - suffix, new_code[prefix : len(new_code) - suffix])
 
 
 def _word(char: str) -> bool:

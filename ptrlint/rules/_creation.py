@@ -36,8 +36,9 @@ class DtypeInfo:
     def float(self) -> bool:
         """A floating dtype (rounds addresses) rather than a narrow integer one (cuts them)."""
         tail = self.qname[4:] if self.qname.startswith("str:") else self.qname.rpartition(".")[2]
-        return any(word in tail for word in ("float", "half", "double", "single")) or \
-            tail.lstrip("<>=").startswith(("f", "d"))
+        return any(word in tail for word in ("float", "half", "double", "single")) or tail.lstrip("<>=").startswith(
+            ("f", "d")
+        )
 
     @property
     def int32(self) -> bool:
@@ -93,8 +94,12 @@ def table_dtypes(ctx: RuleContext, expr: ast.AST) -> list[DtypeInfo | None]:
     views); a ``.view(dtype)`` on the way decides instead. Empty when no creation is known."""
     node = expr
     while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "astype") \
-                and node.args:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("view", "astype")
+            and node.args
+        ):
             qname = ctx.facts.model.types.dtype_qname(node.args[0])
             classified = classify_qualified_dtype(qname) if qname else None
             return [DtypeInfo(classified[0], classified[1], qname)] if classified and qname else [None]
@@ -105,7 +110,9 @@ def table_dtypes(ctx: RuleContext, expr: ast.AST) -> list[DtypeInfo | None]:
         return []
     root = facts.root(key)
     keys = [*facts.stored.get(root, []), *([key] if isinstance(key, CreationKey) else [])]
-    return [classify_dtype(ctx, facts.model.creation_by_id[k.call]) for k in keys if k.call in facts.model.creation_by_id]
+    return [
+        classify_dtype(ctx, facts.model.creation_by_id[k.call]) for k in keys if k.call in facts.model.creation_by_id
+    ]
 
 
 def with_harm(diagnostic: Diagnostic, harm: Harm) -> Diagnostic:
@@ -120,8 +127,12 @@ def object_group(ctx: RuleContext, creation: Creation, diagnostic: Diagnostic) -
     into one note once suppressed findings are left out)."""
     key = ctx.facts.model.key_of(creation.target_node) if creation.target_node is not None else None
     if diagnostic.severity == NOTE and isinstance(key, MemberKey) and isinstance(key.owner, int):
-        diagnostic.group = (key.owner, ctx.facts.model.class_nodes[key.owner].name, creation.target_name or "?",
-                            creation.call)
+        diagnostic.group = (
+            key.owner,
+            ctx.facts.model.class_nodes[key.owner].name,
+            creation.target_name or "?",
+            creation.call,
+        )
     return diagnostic
 
 
@@ -142,14 +153,19 @@ def copy_evidence(ctx: RuleContext, creation: Creation) -> tuple[tuple[ast.AST, 
         value = ctx.facts.pointer_holding(copy)
         if value is not None and value.origin is Origin.RAW:
             out.append((copy.call, f"`{copy.qname.rpartition('.')[2]}` copy inherits this dtype and holds addresses"))
-    copies = {id(use.node): use for use in ctx.consumers.of_creation(creation)  # `.repeat()`, `torch.stack`, ...
-              if use.copy and not isinstance(use.node, Location)}
+    copies = {
+        id(use.node): use
+        for use in ctx.consumers.of_creation(creation)  # `.repeat()`, `torch.stack`, ...
+        if use.copy and not isinstance(use.node, Location)
+    }
     for use in sorted(copies.values(), key=lambda u: (u.node.lineno, u.node.col_offset)):  # type: ignore[union-attr]
         out.append((use.node, use.why))  # type: ignore[arg-type]
     return tuple(out)
 
 
-def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str) -> Diagnostic:
+def dtype_diagnostic(
+    ctx: RuleContext, creation: Creation, info: DtypeInfo, evidence: Value, message: str
+) -> Diagnostic:
     """A dtype finding (PTR001, PTR003): the dtype token becomes uint64, or, for a signed 64-bit
     table a consumer needs as int64, the table is created unsigned and viewed back."""
     assert creation.dtype is not None
@@ -169,8 +185,17 @@ def dtype_diagnostic(ctx: RuleContext, creation: Creation, info: DtypeInfo, evid
         span = ctx.span(kwargs)
         evidence_out = ((dtype, f"the dtype `{ctx.code(dtype)}` comes from `**{kwargs.id}`"), *evidence_out)
     signed64 = info.cls is DtypeClass.SIGNED64
-    return consumer_diagnostic(ctx, creation, message, evidence_out, uint64, span, "Use an",
-                               ctx.code(dtype) if signed64 else None, bit_preserving_possible=signed64)
+    return consumer_diagnostic(
+        ctx,
+        creation,
+        message,
+        evidence_out,
+        uint64,
+        span,
+        "Use an",
+        ctx.code(dtype) if signed64 else None,
+        bit_preserving_possible=signed64,
+    )
 
 
 def kwargs_override(ctx: RuleContext, creation: Creation, kwargs: ast.Name, library: str | None) -> list[Intent] | None:
@@ -195,9 +220,17 @@ def _unreachable_stores(ints: PythonInts, creation: Creation) -> str | None:
     return None
 
 
-def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evidence: Evidence,
-                        uint64: Callable[[], list[Intent] | None], span: tuple[int, int], verb: str,
-                        signed_text: str | None, bit_preserving_possible: bool = True) -> Diagnostic:
+def consumer_diagnostic(
+    ctx: RuleContext,
+    creation: Creation,
+    message: str,
+    evidence: Evidence,
+    uint64: Callable[[], list[Intent] | None],
+    span: tuple[int, int],
+    verb: str,
+    signed_text: str | None,
+    bit_preserving_possible: bool = True,
+) -> Diagnostic:
     """The fix of a pointer table, chosen by its consumers (analysis/consumers/search.py).
 
     - every use seen and uint64-ready: the plain uint64 dtype;
@@ -225,12 +258,16 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
         if int64_bound and creation.library is None:
             unsafe_title = f"{unsafe_title[:-1]}; a buffer factory has no `.view`)"
         elif int64_bound and not bit_preserving_possible:
-            unsafe_title = f"{unsafe_title[:-1]}; its dtype was not int64, so no view hands its consumers what they had)"
+            unsafe_title = (
+                f"{unsafe_title[:-1]}; its dtype was not int64, so no view hands its consumers what they had)"
+            )
         return Diagnostic(span, message, uint64, False, unsafe_title, evidence + consumer_evidence)
     sites, blocker = ints.element_stores(creation)
     blocker = blocker or _unreachable_stores(ints, creation)
     if blocker is not None:
-        return Diagnostic(span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence)
+        return Diagnostic(
+            span, message, uint64, False, f"{unsafe_title[:-1]}; {blocker})", evidence + consumer_evidence
+        )
     library = creation.library
     signed = signed_text
     if creation.view_library is not None and creation.view_library != library:
@@ -238,20 +275,35 @@ def consumer_diagnostic(ctx: RuleContext, creation: Creation, message: str, evid
     bit_preserving = _bit_preserving(ctx, creation, sites, uint64, library, signed)
     how = f"`.view({signed or 'int64'})`" if not sites else "an unsigned numpy view for the stores"
     title = f"Create the table unsigned and hand on its int64 bits ({how}): {why}"
-    alternatives = ((f"{verb} unsigned 64-bit dtype (unsafe: {why})", uint64),) if decider is not None and decider.unseen \
-        else ()
+    alternatives = (
+        ((f"{verb} unsigned 64-bit dtype (unsafe: {why})", uint64),) if decider is not None and decider.unseen else ()
+    )
     sign = ints.sign_unknown(creation, stores=bool(sites))
     if sign is not None:
-        return Diagnostic(span, message, bit_preserving, False, f"{title} (unsafe: {sign})",
-                          evidence + consumer_evidence, alternatives)
+        return Diagnostic(
+            span,
+            message,
+            bit_preserving,
+            False,
+            f"{title} (unsafe: {sign})",
+            evidence + consumer_evidence,
+            alternatives,
+        )
     return Diagnostic(span, message, bit_preserving, True, title, evidence + consumer_evidence, alternatives)
 
 
-def _bit_preserving(ctx: RuleContext, creation: Creation, sites: list[ast.Call], uint64: Callable[[], list[Intent] | None],
-                    library: str, signed: str | None) -> Callable[[], list[Intent] | None]:
+def _bit_preserving(
+    ctx: RuleContext,
+    creation: Creation,
+    sites: list[ast.Call],
+    uint64: Callable[[], list[Intent] | None],
+    library: str,
+    signed: str | None,
+) -> Callable[[], list[Intent] | None]:
     """The bit-preserving fix's edits: the creation made unsigned (``uint64``) and viewed back as
     ``signed`` (None: int64, spelled for ``library``); element stores through ``table.numpy()``
     (``sites``) write through an unsigned view instead."""
+
     def bit_preserving() -> list[Intent] | None:
         intents: list[Intent] = []
         unsigned = spell(ctx.module, ctx.source, "torch", creation.scope, "uint64") if sites else None
@@ -301,7 +353,7 @@ def _callee_prefix(ctx: RuleContext, creation: Creation) -> str | None:
     func = creation.call.func
     library = creation.library or "torch"
     if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
-        if library in {q.rpartition('.')[0] for q in ctx.facts.model.qualified_names(func)}:
+        if library in {q.rpartition(".")[0] for q in ctx.facts.model.qualified_names(func)}:
             return ctx.code(func.value)
     return None
 
@@ -335,5 +387,14 @@ def missing_dtype_diagnostic(ctx: RuleContext, creation: Creation, evidence: Val
             return None
         return [*inserted, *imports]
 
-    return consumer_diagnostic(ctx, creation, message, evidence.evidence, intents, ctx.span(call.func), "Add an explicit",
-                               None, bit_preserving_possible=creation.like_source is None or creation.qname in IMPLICIT_DTYPE_CALLS)
+    return consumer_diagnostic(
+        ctx,
+        creation,
+        message,
+        evidence.evidence,
+        intents,
+        ctx.span(call.func),
+        "Add an explicit",
+        None,
+        bit_preserving_possible=creation.like_source is None or creation.qname in IMPLICIT_DTYPE_CALLS,
+    )

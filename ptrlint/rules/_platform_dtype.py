@@ -100,8 +100,11 @@ def _platform_test(test: ast.expr) -> tuple[str | None, bool]:
     if match:
         name = match.group(1)
         return _ALIASES.get(name, name), negated
-    if isinstance(test.func, ast.Attribute) and test.func.attr == "is_available" and \
-            isinstance(test.func.value, ast.Attribute):
+    if (
+        isinstance(test.func, ast.Attribute)
+        and test.func.attr == "is_available"
+        and isinstance(test.func.value, ast.Attribute)
+    ):
         name = test.func.value.attr  # `torch.xpu.is_available()`
         name = _ALIASES.get(name, name)
         return (name if name in KNOWN_PLATFORMS else None), negated

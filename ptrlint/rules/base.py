@@ -60,8 +60,14 @@ class RuleContext:
         if self._consumers is None:
             model = self.facts.model
             options = self.facts.options
-            self._consumers = Consumers(self.module, self.facts, options.int64_consumers, options.uint64_consumers,
-                                        self.facts.view, model.context.module)
+            self._consumers = Consumers(
+                self.module,
+                self.facts,
+                options.int64_consumers,
+                options.uint64_consumers,
+                self.facts.view,
+                model.context.module,
+            )
         return self._consumers
 
     def release(self) -> None:

@@ -58,7 +58,7 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
     VALID = (
         "import ctypes\nctypes.c_void_p(t.data_ptr())\n",
         # an argument block: the fields only travel as bytes to the kernel, ctypes keeps the bits
-        "import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [(\"src\", ctypes.c_int64)]\n"
+        'import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [("src", ctypes.c_int64)]\n'
         "lib.launch(ctypes.byref(Args(src=t.data_ptr())))\n",
         "import ctypes\nview = ctypes.cast(a, ctypes.POINTER(ctypes.c_int64))\nview[0] = n\n",
         "import ctypes\nctypes.c_uint64(t.data_ptr())\n",
@@ -78,9 +78,9 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
             "import ctypes\nview = ctypes.cast(a, ctypes.POINTER(ctypes.c_uint64))\nview[0] = t.data_ptr()\nprint(view[0])\n",
         ),
         Invalid(  # the field is read back as a number
-            "import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [(\"src\", ctypes.c_int64)]\n"
+            'import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [("src", ctypes.c_int64)]\n'
             "args = Args(src=t.data_ptr())\nassert args.src != 0\n",
-            "import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [(\"src\", ctypes.c_uint64)]\n"
+            'import ctypes\nclass Args(ctypes.Structure):\n    _fields_ = [("src", ctypes.c_uint64)]\n'
             "args = Args(src=t.data_ptr())\nassert args.src != 0\n",
         ),
         Invalid(
@@ -106,15 +106,30 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
                 continue
             safe = call.ctype in CTYPES_SIGNED64
             effect = "wraps addresses >= 2**63 to negative" if safe else "truncates the address"
-            message = f"pointer value wrapped in signed ctypes `{call.ctype}`, which {effect}; use `c_uint64` or `c_void_p`"
+            message = (
+                f"pointer value wrapped in signed ctypes `{call.ctype}`, which {effect}; use `c_uint64` or `c_void_p`"
+            )
             if safe:  # the C side gets the same 64 bits: a doubt (who reads it as a number?), not a failure
-                failure, severity = (f"`{call.ctype}` keeps the address's 64 bits but reads them as signed: a C callee "
-                                     "that widens, compares or divides it, or Python code reading `.value`, sees a "
-                                     "negative number once the address is >= 2**63"), NOTE
+                failure, severity = (
+                    (
+                        f"`{call.ctype}` keeps the address's 64 bits but reads them as signed: a C callee "
+                        "that widens, compares or divides it, or Python code reading `.value`, sees a "
+                        "negative number once the address is >= 2**63"
+                    ),
+                    NOTE,
+                )
             else:
                 failure, severity = f"`{call.ctype}` keeps only its low bits: the address is cut silently", ERROR
-            yield Diagnostic(ctx.span(call.call), message, self._intents(ctx, call.call.func, call.scope), safe,
-                             "Use c_uint64", value.evidence, failure=failure, severity=severity)
+            yield Diagnostic(
+                ctx.span(call.call),
+                message,
+                self._intents(ctx, call.call.func, call.scope),
+                safe,
+                "Use c_uint64",
+                value.evidence,
+                failure=failure,
+                severity=severity,
+            )
 
     def _typed_storage(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """ctypes storage of a signed (or narrow) type that receives addresses, reported at the type."""
@@ -125,30 +140,50 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
                 harm = ctx.consumers.harm
                 read = harm.ctypes_read_back(slot.field, slot.container)
                 if read is not None:
-                    failure = (f"ctypes stores the address's bits and reads them back as signed (line "
-                               f"{getattr(read, 'lineno', 0)}): an address >= 2**63 comes out negative")
+                    failure = (
+                        f"ctypes stores the address's bits and reads them back as signed (line "
+                        f"{getattr(read, 'lineno', 0)}): an address >= 2**63 comes out negative"
+                    )
                 else:
                     leaves = harm.ctypes_escape(slot.owner, slot.container)
                     if leaves is None:
                         continue  # only travels as bytes (an argument block): ctypes keeps the bits
-                    failure = (f"ctypes keeps the address's bits, but the storage leaves for code ptrlint cannot see "
-                               f"(line {getattr(leaves, 'lineno', 0)}), which may read it as a negative number once "
-                               "the address is >= 2**63")
+                    failure = (
+                        f"ctypes keeps the address's bits, but the storage leaves for code ptrlint cannot see "
+                        f"(line {getattr(leaves, 'lineno', 0)}), which may read it as a negative number once "
+                        "the address is >= 2**63"
+                    )
                     severity = NOTE
                     if slot.owner is not None:  # one note per Structure class, not one per field
-                        group = (("ctypes", slot.owner), ctx.facts.model.class_nodes[slot.owner].name,
-                                 slot.field or "?", slot.type_node)
+                        group = (
+                            ("ctypes", slot.owner),
+                            ctx.facts.model.class_nodes[slot.owner].name,
+                            slot.field or "?",
+                            slot.type_node,
+                        )
             else:
                 failure = f"`{slot.ctype}` keeps only its low bits: the address is cut silently"
             effect = "wraps addresses >= 2**63 to negative" if safe else "truncates the address"
-            message = (f"pointer value written into a {slot.what} typed `{slot.ctype}`, which {effect}; "
-                       "declare it `c_uint64` (or `c_void_p`)")
-            yield Diagnostic(ctx.span(slot.type_node), message, self._intents(ctx, slot.type_node, slot.scope), safe,
-                             "Use c_uint64", slot.value.evidence, failure=failure, severity=severity, group=group)
+            message = (
+                f"pointer value written into a {slot.what} typed `{slot.ctype}`, which {effect}; "
+                "declare it `c_uint64` (or `c_void_p`)"
+            )
+            yield Diagnostic(
+                ctx.span(slot.type_node),
+                message,
+                self._intents(ctx, slot.type_node, slot.scope),
+                safe,
+                "Use c_uint64",
+                slot.value.evidence,
+                failure=failure,
+                severity=severity,
+                group=group,
+            )
 
     @staticmethod
     def _intents(ctx: RuleContext, func: ast.expr, scope: LiteScope | None) -> Callable[[], list[Intent] | None]:
         """``ctypes.c_int64`` -> ``ctypes.c_uint64``; a from-imported ``c_int64`` -> ``c_uint64`` (imported)."""
+
         def intents() -> list[Intent] | None:
             start, end = ctx.span(func)
             if isinstance(func, ast.Attribute):

@@ -83,7 +83,10 @@ title names that use.
                 f"{ctx.creation_target(creation)} holds memory addresses but is created as `{dtype_text}`, which "
                 "truncates or rounds 64-bit addresses; use an unsigned 64-bit dtype (uint64)"
             )
-            width = "a floating dtype rounds it (exact only below 2**53 for float64, 2**24 for float32)" \
-                if info.float else "a dtype narrower than 64 bits cuts its high bits"
+            width = (
+                "a floating dtype rounds it (exact only below 2**53 for float64, 2**24 for float32)"
+                if info.float
+                else "a dtype narrower than 64 bits cuts its high bits"
+            )
             diagnostic = dtype_diagnostic(ctx, creation, info, evidence, message)
             yield with_harm(diagnostic, Harm(f"an address stored in it loses information: {width}", ERROR))

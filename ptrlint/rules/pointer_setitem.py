@@ -109,8 +109,9 @@ as a module (`import torch` or `import torch as th`).
             unsigned = bool(dtypes) and all(d is not None and d.cls is DtypeClass.UNSIGNED64 for d in dtypes)
             if unsigned and fixed_everywhere:
                 continue  # every supported release stores a raw Python int into uint64 exactly
-            failure = _failure(ctx, unsigned, bool(dtypes) and all(d is not None and d.cls is DtypeClass.SIGNED64
-                                                                   for d in dtypes))
+            failure = _failure(
+                ctx, unsigned, bool(dtypes) and all(d is not None and d.cls is DtypeClass.SIGNED64 for d in dtypes)
+            )
             what = "`fill_()`" if write.how == "fill_" else "element assignment"
             message = (
                 f"pointer value written into a torch tensor by {what} of a Python int: torch before 2.14.1 "
@@ -127,13 +128,17 @@ def _failure(ctx: RuleContext, unsigned: bool, signed: bool) -> str:
     """Which torch releases raise for this store (the ``torch-version`` setting names the oldest supported)."""
     oldest = ".".join(str(p) for p in ctx.config.torch_version_tuple)
     if unsigned:
-        return ("a raw address enters a uint64 tensor by element store: torch releases before 2.14.1 convert it "
-                f"through int64 and raise `Overflow when unpacking long long` once it is >= 2**63 (the code supports "
-                f"torch from {oldest})")
+        return (
+            "a raw address enters a uint64 tensor by element store: torch releases before 2.14.1 convert it "
+            f"through int64 and raise `Overflow when unpacking long long` once it is >= 2**63 (the code supports "
+            f"torch from {oldest})"
+        )
     if signed:
         return "a raw address enters an int64 tensor by element store: every torch release raises once it is >= 2**63"
-    return ("a raw address enters a tensor by element store: raises once it is >= 2**63 on every torch release for "
-            "an int64 tensor, before 2.14.1 for a uint64 one")
+    return (
+        "a raw address enters a tensor by element store: raises once it is >= 2**63 on every torch release for "
+        "an int64 tensor, before 2.14.1 for a uint64 one"
+    )
 
 
 def _store_fix(ctx: RuleContext, write: ScalarWrite) -> Callable[[], list[Intent] | None]:
@@ -157,11 +162,16 @@ def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
     facts = ctx.facts
     key = facts.model.alias_key(write.tensor)
     root = facts.root(key) if key is not None else None
-    creations = [facts.model.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.model.creation_by_id] \
-        if root is not None else []
+    creations = (
+        [facts.model.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.model.creation_by_id]
+        if root is not None
+        else []
+    )
     widths = [classify_dtype(ctx, c) for c in creations]
     title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"
-    if not creations or not all(w is not None and w.cls in (DtypeClass.SIGNED64, DtypeClass.UNSIGNED64) for w in widths):
+    if not creations or not all(
+        w is not None and w.cls in (DtypeClass.SIGNED64, DtypeClass.UNSIGNED64) for w in widths
+    ):
         return False, f"{title} (unsafe: the tensor's dtype is not known to be 64-bit, so the copy may convert)"
     sign = ctx.consumers.ints.value_sign(write.value)  # a uint64 tensor of a negative int raises
     if sign is not None:

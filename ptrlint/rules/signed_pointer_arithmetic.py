@@ -71,12 +71,17 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
         "    return np.arange(n)\ndef f(t, n, desc):\n    desc[:n] = t.data_ptr() + ids(n, True) * 8\n",
     )
     INVALID = (
-        Invalid("import numpy as np\ndef f(t, n, desc):\n    desc[:n] = t.data_ptr() + np.arange(n) * t.stride(0)\n",
-                "import numpy as np\ndef f(t, n, desc):\n    desc[:n] = np.uint64(t.data_ptr()) + np.arange(n).astype(np.uint64) * "
-                "t.stride(0)\n"),
-        Invalid("import numpy as np\ndef f(t, n):\n    return t.data_ptr() + np.arange(n) * t.stride(0)\n",
-                "import numpy as np\ndef f(t, n):\n    return np.uint64(t.data_ptr()) + np.arange(n).astype(np.uint64) * "
-                "t.stride(0)\n", unsafe=True),
+        Invalid(
+            "import numpy as np\ndef f(t, n, desc):\n    desc[:n] = t.data_ptr() + np.arange(n) * t.stride(0)\n",
+            "import numpy as np\ndef f(t, n, desc):\n    desc[:n] = np.uint64(t.data_ptr()) + np.arange(n).astype(np.uint64) * "
+            "t.stride(0)\n",
+        ),
+        Invalid(
+            "import numpy as np\ndef f(t, n):\n    return t.data_ptr() + np.arange(n) * t.stride(0)\n",
+            "import numpy as np\ndef f(t, n):\n    return np.uint64(t.data_ptr()) + np.arange(n).astype(np.uint64) * "
+            "t.stride(0)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import numpy as np\ndef f(pool, pages, desc):\n    origin = pool.data_ptr()\n"
             "    desc[:] = origin + pages.astype(np.int64) * pool.stride(0)\n",
@@ -104,8 +109,12 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
         if not facts.model.imports_numpy:
             return
         reported: set[int] = set()
-        parents = {id(child): node for node in facts.model.binops for child in (node.left, node.right)
-                   if isinstance(child, ast.BinOp)}
+        parents = {
+            id(child): node
+            for node in facts.model.binops
+            for child in (node.left, node.right)
+            if isinstance(child, ast.BinOp)
+        }
         for node in reversed(facts.model.binops):  # inner expressions first: report each combination once
             if id(node) in reported:
                 continue
@@ -113,13 +122,20 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
                 if any(id(n) in reported for n in ast.walk(pointer) if isinstance(n, ast.BinOp)):
                     continue
                 value = facts.value(pointer)
-                if value is None or value.origin is not Origin.RAW or value.kind is not Kind.SCALAR or not value.python_int:
+                if (
+                    value is None
+                    or value.origin is not Origin.RAW
+                    or value.kind is not Kind.SCALAR
+                    or not value.python_int
+                ):
                     continue
                 if not facts.tensors.is_signed_numpy_array(other):
                     continue
                 # the whole sum the address is part of: `ptr + blocks * stride + offs * size` is one computation
                 top, others = node, [other]
-                while isinstance(parents.get(id(top)), ast.BinOp) and isinstance(parents[id(top)].op, (ast.Add, ast.Sub)):
+                while isinstance(parents.get(id(top)), ast.BinOp) and isinstance(
+                    parents[id(top)].op, (ast.Add, ast.Sub)
+                ):
                     parent = parents[id(top)]
                     if parent.right is top and isinstance(parent.op, ast.Sub):
                         break  # `x - (ptr + ...)`: the address is subtracted, a different computation
@@ -136,8 +152,9 @@ type or sign is unknown; there is no fix where an operand is a float or a negati
                 break
 
 
-def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: list[ast.expr], message: str,
-                evidence: Evidence) -> Diagnostic:
+def _diagnostic(
+    ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: list[ast.expr], message: str, evidence: Evidence
+) -> Diagnostic:
     """The finding, with its fix: every operand in uint64, where the result only goes into buffers."""
     facts = ctx.facts
     scope = facts.model.scope_of(node)
@@ -154,8 +171,9 @@ def _diagnostic(ctx: RuleContext, node: ast.BinOp, pointer: ast.expr, others: li
     text, imports = spelled
     why = ctx.consumers.ints.value_sign(pointer)
     if why is None:
-        decider = next((u for u in ctx.consumers.of_expression(node, numpy=True)
-                        if u.kind is not UseKind.READY or u.opaque), None)
+        decider = next(
+            (u for u in ctx.consumers.of_expression(node, numpy=True) if u.kind is not UseKind.READY or u.opaque), None
+        )
         why = describe(decider) if decider is not None else None
     unknown = next((leaf for leaf, how in leaves if how == "keep" and not _known_int(ctx, leaf)), None)
     if why is None and unknown is not None:
@@ -192,8 +210,13 @@ def _operands(ctx: RuleContext, expr: ast.expr) -> tuple[list[tuple[ast.expr, st
             return [(expr, "keep")], None
         return [], f"the operand `{ctx.code(expr)}` is not a non-negative integer"
     tensors = ctx.facts.tensors
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "astype" and \
-            expr.args and tensors.is_signed_numpy_array(expr):
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "astype"
+        and expr.args
+        and tensors.is_signed_numpy_array(expr)
+    ):
         return [(expr.args[0], "dtype")], None
     if isinstance(expr, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
         return [(expr, "astype" if tensors.is_signed_numpy_array(expr) else "keep")], None

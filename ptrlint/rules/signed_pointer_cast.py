@@ -87,21 +87,37 @@ each one; applied only with `--unsafe-fixes`.
             spelled = ctx.code(cast.call.func) if cast.method is None else f".{cast.method}()"
             if cast.method in ("to", "type", "astype") and cast.dtype is not None:
                 spelled = f".{cast.method}({ctx.code(cast.dtype)})"
-            wraps = "wrap to negative numbers" if cast.dtype_qname.endswith(("int64", "long", "intp", "longlong", "int_", "builtins.int")) else "are truncated"
+            wraps = (
+                "wrap to negative numbers"
+                if cast.dtype_qname.endswith(("int64", "long", "intp", "longlong", "int_", "builtins.int"))
+                else "are truncated"
+            )
             message = (
                 f"`{spelled}` converts memory addresses to a signed integer: addresses >= 2**63 {wraps}; "
                 "keep them uint64 (or reinterpret explicitly with `.view(...)`)"
             )
             func = cast.call.func
-            span = ctx.source.attribute_name_span(func) if cast.method is not None and isinstance(func, ast.Attribute) \
+            span = (
+                ctx.source.attribute_name_span(func)
+                if cast.method is not None and isinstance(func, ast.Attribute)
                 else ctx.span(func)
+            )
             uses = ctx.consumers.of_expression(cast.call, numpy=cast.dtype_qname.startswith("numpy."))
             decider = choose_fix(uses).decider
-            why = describe(decider) if decider is not None else \
-                "every use of the result works on uint64, but the values it hands on no longer turn negative"
+            why = (
+                describe(decider)
+                if decider is not None
+                else "every use of the result works on uint64, but the values it hands on no longer turn negative"
+            )
             consumer = () if decider is None else ((decider.node, f"consumer: {decider.why} ({decider.kind.value})"),)
-            yield Diagnostic(span, message, self._intents(ctx, cast), False, f"Convert to uint64 instead (unsafe: {why})",
-                             value.evidence + consumer)
+            yield Diagnostic(
+                span,
+                message,
+                self._intents(ctx, cast),
+                False,
+                f"Convert to uint64 instead (unsafe: {why})",
+                value.evidence + consumer,
+            )
 
     @staticmethod
     def _intents(ctx: RuleContext, cast: Cast) -> Callable[[], list[Intent] | None]:

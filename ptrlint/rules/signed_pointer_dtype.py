@@ -123,7 +123,7 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
             "import torch\nopts = dict(dtype=torch.int64, device='cpu')\nptrs = torch.tensor([t.data_ptr() for t in ts], **opts)\n"
             "copy_kernel[(1,)](ptrs)\n",
             "import torch\nopts = dict(dtype=torch.int64, device='cpu')\n"
-            "ptrs = torch.tensor([t.data_ptr() for t in ts], **{**opts, \"dtype\": torch.uint64})\ncopy_kernel[(1,)](ptrs)\n",
+            'ptrs = torch.tensor([t.data_ptr() for t in ts], **{**opts, "dtype": torch.uint64})\ncopy_kernel[(1,)](ptrs)\n',
         ),
         Invalid(
             "import torch\nimport ext\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\next.launch(ptrs)\n",
@@ -175,13 +175,17 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
             yield creation, with_harm(dtype_diagnostic(ctx, creation, info, evidence, message), harm)
 
     @staticmethod
-    def _per_platform(ctx: RuleContext, creation: Creation, found: PlatformDtype, evidence: Value, harm: Harm) -> Diagnostic:
+    def _per_platform(
+        ctx: RuleContext, creation: Creation, found: PlatformDtype, evidence: Value, harm: Harm
+    ) -> Diagnostic:
         """The signed branch of a per-platform dtype, where a platform that takes it hands out high addresses.
         The fix keeps each platform's dtype for its consumers (a CUDA op that checks int64) and creates the
         table unsigned: ``torch.empty(n, dtype=torch.uint64).view(<the per-platform dtype>)``."""
-        message = (f"{ctx.creation_target(creation)} holds memory addresses but is created as signed "
-                   f"`{ctx.code(found.branch)}` on {found.where()}: addresses >= 2**63 overflow or turn negative there; "
-                   "create it unsigned on every platform and hand each its dtype with `.view(...)`")
+        message = (
+            f"{ctx.creation_target(creation)} holds memory addresses but is created as signed "
+            f"`{ctx.code(found.branch)}` on {found.where()}: addresses >= 2**63 overflow or turn negative there; "
+            "create it unsigned on every platform and hand each its dtype with `.view(...)`"
+        )
         failure = f"on {found.where()} (the branch `{ctx.code(found.branch)}` is taken there): {harm.failure}"
         library = creation.library or "torch"
         whole = found.whole
@@ -195,26 +199,42 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
             text, imports = spelled
             start, end = ctx.source.span(whole)
             call_start, call_end = ctx.source.span(creation.call)
-            return [Intent(start, end, "replace_expression", text), *imports,
-                    Intent(call_start, call_end, "append_view", ctx.code(whole))]
+            return [
+                Intent(start, end, "replace_expression", text),
+                *imports,
+                Intent(call_start, call_end, "append_view", ctx.code(whole)),
+            ]
 
         sign = ctx.consumers.ints.sign_unknown(creation, stores=False)
         title = "Create it unsigned and view it as each platform's dtype (keeps the int64 consumer's bits)"
         safe = not stores and sign is None and creation.library is not None
         if not safe:
-            why = sign or ("Python ints are stored into it after creation, through the signed view" if stores else
-                           "a buffer factory has no `.view`")
+            why = sign or (
+                "Python ints are stored into it after creation, through the signed view"
+                if stores
+                else "a buffer factory has no `.view`"
+            )
             title = f"{title} (unsafe: {why})"
-        diagnostic = Diagnostic(ctx.span(found.branch), message, intents, safe, title, evidence.evidence,
-                                failure=failure, severity=harm.severity)
+        diagnostic = Diagnostic(
+            ctx.span(found.branch),
+            message,
+            intents,
+            safe,
+            title,
+            evidence.evidence,
+            failure=failure,
+            severity=harm.severity,
+        )
         return diagnostic
 
     @staticmethod
     def _substitution(ctx: RuleContext, found: Substitution) -> Diagnostic:
         dtype = found.dtype
         name = found.function.name
-        message = (f"`{name}` substitutes signed `{ctx.code(dtype)}` for the unsigned dtype its callers ask for, so the "
-                   "pointer tables it makes overflow or turn negative for addresses >= 2**63; keep the unsigned dtype")
+        message = (
+            f"`{name}` substitutes signed `{ctx.code(dtype)}` for the unsigned dtype its callers ask for, so the "
+            "pointer tables it makes overflow or turn negative for addresses >= 2**63; keep the unsigned dtype"
+        )
         qname = ctx.facts.model.types.dtype_qname(dtype) or "torch.int64"
         library = "numpy" if qname.startswith("numpy.") else "torch"
 

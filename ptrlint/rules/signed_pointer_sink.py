@@ -116,19 +116,28 @@ argument through it: safe, the op gets the same 64 bits; otherwise there is no a
 
     @staticmethod
     def _diagnostic(ctx: RuleContext, sink: Sink, value: Value) -> Diagnostic:
-        message = (f"pointer value passed to {sink.what}, which stores it as a "
-                   f"{'narrow' if sink.narrow else 'signed 64-bit'} integer: {sink.effect}")
-        failure = (f"{'addresses' if sink.table else 'an address'} ({_source(value)}) "
-                   f"{'enter' if sink.table else 'enters'} {sink.what}: {sink.effect}")
+        message = (
+            f"pointer value passed to {sink.what}, which stores it as a "
+            f"{'narrow' if sink.narrow else 'signed 64-bit'} integer: {sink.effect}"
+        )
+        failure = (
+            f"{'addresses' if sink.table else 'an address'} ({_source(value)}) "
+            f"{'enter' if sink.table else 'enters'} {sink.what}: {sink.effect}"
+        )
         if sink.code_node is None or sink.unsigned is None:
             helpers = ctx.facts.flow.results.wrap_helpers() if sink.op and not sink.table else []
             if helpers:  # the module's own way to hand an address to int64 code: use it
                 start, end = ctx.span(sink.arg)
                 helper = helpers[0]
-                return Diagnostic(ctx.span(sink.call.func), message,
-                                  lambda: [Intent(start, end, "wrap_call", helper)], True,
-                                  f"Wrap the address into int64 range with the module's `{helper}()` (the same bits)",
-                                  value.evidence, failure=failure)
+                return Diagnostic(
+                    ctx.span(sink.call.func),
+                    message,
+                    lambda: [Intent(start, end, "wrap_call", helper)],
+                    True,
+                    f"Wrap the address into int64 range with the module's `{helper}()` (the same bits)",
+                    value.evidence,
+                    failure=failure,
+                )
             return Diagnostic(ctx.span(sink.call.func), message, None, False, "", value.evidence, failure=failure)
         sign = ctx.consumers.ints.value_sign(sink.arg)
         node, offset, unsigned = sink.code_node, sink.code_offset, sink.unsigned
@@ -141,13 +150,20 @@ argument through it: safe, the op gets the same 64 bits; otherwise there is no a
             at = text.find(body) if body else -1
             if at < 0:
                 return None
-            new = body[:offset] + unsigned + body[offset + 1:]
+            new = body[:offset] + unsigned + body[offset + 1 :]
             return [Intent(start, end, "replace_string", new)]
 
         title = f"Use the unsigned type code `{unsigned}` (the same bytes)"
         if sign is not None:
-            return Diagnostic(ctx.span(sink.call.func), message, intents, False, f"{title} (unsafe: {sign})",
-                              value.evidence, failure=failure)
+            return Diagnostic(
+                ctx.span(sink.call.func),
+                message,
+                intents,
+                False,
+                f"{title} (unsafe: {sign})",
+                value.evidence,
+                failure=failure,
+            )
         return Diagnostic(ctx.span(sink.call.func), message, intents, True, title, value.evidence, failure=failure)
 
 
@@ -186,13 +202,24 @@ def sinks(ctx: RuleContext, call: ast.Call, schemas: dict[str, dict[str, object]
         skip = 3 if "struct.pack_into" in qnames else 1
         fmt = call.args[0] if call.args else None
         yield from _struct_sinks(call, fmt, call.args[skip:])
-    elif isinstance(func, ast.Attribute) and func.attr in ("pack", "pack_into") and isinstance(func.value, ast.Call) \
-            and "struct.Struct" in ctx.facts.model.qualified_names(func.value.func) and func.value.args:
+    elif (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("pack", "pack_into")
+        and isinstance(func.value, ast.Call)
+        and "struct.Struct" in ctx.facts.model.qualified_names(func.value.func)
+        and func.value.args
+    ):
         skip = 2 if func.attr == "pack_into" else 0
         yield from _struct_sinks(call, func.value.args[0], call.args[skip:])
     elif any(q == "tvm_ffi.Shape" or q.endswith(".tvm_ffi.Shape") for q in qnames) and call.args:
-        yield Sink(call, call.args[0], "`tvm_ffi.Shape`", "it holds int64 and raises `ValueError` for an address "
-                   ">= 2**63", False, True)
+        yield Sink(
+            call,
+            call.args[0],
+            "`tvm_ffi.Shape`",
+            "it holds int64 and raises `ValueError` for an address >= 2**63",
+            False,
+            True,
+        )
     else:
         yield from _op_sinks(ctx, call, qnames, schemas)
 
@@ -204,7 +231,7 @@ def _array_sink(call: ast.Call) -> Iterator[Sink]:
     c = code.value
     if c in SIGNED64_CODES or c in NARROW_CODES:
         narrow = c in NARROW_CODES
-        effect = (_narrow_effect(c, "`OverflowError`") if narrow else "it raises `OverflowError` for an address >= 2**63")
+        effect = _narrow_effect(c, "`OverflowError`") if narrow else "it raises `OverflowError` for an address >= 2**63"
         yield Sink(call, call.args[1], f"`array.array({c!r})`", effect, narrow, True, code, 0, SIGNED64_CODES.get(c))
 
 
@@ -215,8 +242,9 @@ def _narrow_effect(code: str, error: str) -> str:
 
 
 def _struct_sinks(call: ast.Call, fmt: ast.expr | None, values: list[ast.expr]) -> Iterator[Sink]:
-    if not (isinstance(fmt, ast.Constant) and isinstance(fmt.value, str)) or any(isinstance(v, ast.Starred)
-                                                                                   for v in values):
+    if not (isinstance(fmt, ast.Constant) and isinstance(fmt.value, str)) or any(
+        isinstance(v, ast.Starred) for v in values
+    ):
         return
     text = fmt.value
     index = 0
@@ -230,14 +258,28 @@ def _struct_sinks(call: ast.Call, fmt: ast.expr | None, values: list[ast.expr]) 
                 return
             if c in SIGNED64_CODES or c in NARROW_CODES:
                 narrow = c in NARROW_CODES or (c in "lL" and text[:1] in "<>!=")  # standard size: 4 bytes
-                effect = (_narrow_effect(c, "`struct.error`") if narrow else
-                          "it raises `struct.error: argument out of range` for an address >= 2**63")
-                yield Sink(call, values[index], f"`struct` format code `{c}`", effect, narrow, False, fmt,
-                           match.start(2), None if narrow else SIGNED64_CODES.get(c))
+                effect = (
+                    _narrow_effect(c, "`struct.error`")
+                    if narrow
+                    else "it raises `struct.error: argument out of range` for an address >= 2**63"
+                )
+                yield Sink(
+                    call,
+                    values[index],
+                    f"`struct` format code `{c}`",
+                    effect,
+                    narrow,
+                    False,
+                    fmt,
+                    match.start(2),
+                    None if narrow else SIGNED64_CODES.get(c),
+                )
             index += 1
 
 
-def _op_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[str, dict[str, object]]) -> Iterator[Sink]:
+def _op_sinks(
+    ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[str, dict[str, object]]
+) -> Iterator[Sink]:
     """Integer arguments of a torch custom op: ``torch.ops.ns.op(...)``, or a ``custom_op`` function of
     this module called directly."""
     op = next((q for q in qnames if q.startswith("torch.ops.") and q.count(".") >= 3), None)
@@ -263,19 +305,29 @@ def _op_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[
             yield from _op_argument(call, keyword.value, name, declared, keyword.arg)
 
 
-def _op_argument(call: ast.Call, arg: ast.expr, op: str, declared: dict[str, object] | None,
-                 param: str | None) -> Iterator[Sink]:
+def _op_argument(
+    call: ast.Call, arg: ast.expr, op: str, declared: dict[str, object] | None, param: str | None
+) -> Iterator[Sink]:
     kind = declared.get(param) if declared is not None and param is not None else None
     if declared is not None and kind is None:
         return  # the schema says this argument is not an integer
     table = kind == "list"
     where = "its schema in the project" if declared is not None else "an op whose schema ptrlint cannot see"
-    effect = (f"torch converts {'each element of ' if table else ''}an integer argument to int64 before the op runs "
-              f"({where}): an address >= 2**63 raises `RuntimeError`")
+    effect = (
+        f"torch converts {'each element of ' if table else ''}an integer argument to int64 before the op runs "
+        f"({where}): an address >= 2**63 raises `RuntimeError`"
+    )
     if kind is None:  # unknown schema: a Python int or a list of them
         yield Sink(call, arg, f"the custom op `{op}`", effect, False, False, op=True)
-        yield Sink(call, arg, f"the custom op `{op}`", effect.replace("an integer argument", "each element of an "
-                                                                       "integer-list argument"), False, True, op=True)
+        yield Sink(
+            call,
+            arg,
+            f"the custom op `{op}`",
+            effect.replace("an integer argument", "each element of an integer-list argument"),
+            False,
+            True,
+            op=True,
+        )
     else:
         yield Sink(call, arg, f"the custom op `{op}`", effect, False, table, op=True)
 
@@ -304,8 +356,10 @@ def op_schemas(ctx: RuleContext) -> dict[str, dict[str, object]]:
     for function in [*model.functions.values(), *(m for ms in model.class_methods.values() for m in ms.values())]:
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if isinstance(target, (ast.Name, ast.Attribute)) and \
-                    model.qualified_names(target) & {"torch.library.custom_op", "torch._library.custom_ops.custom_op"}:
+            if isinstance(target, (ast.Name, ast.Attribute)) and model.qualified_names(target) & {
+                "torch.library.custom_op",
+                "torch._library.custom_ops.custom_op",
+            }:
                 params = [a for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
                 declared: dict[str, object] = {"__order__": [a.arg for a in params]}
                 for a in params:
@@ -313,8 +367,14 @@ def op_schemas(ctx: RuleContext) -> dict[str, dict[str, object]]:
                     if kind is not None:
                         declared[a.arg] = kind
                 functions[id(function)] = declared
-                name = decorator.args[0].value if isinstance(decorator, ast.Call) and decorator.args and \
-                    isinstance(decorator.args[0], ast.Constant) and isinstance(decorator.args[0].value, str) else None
+                name = (
+                    decorator.args[0].value
+                    if isinstance(decorator, ast.Call)
+                    and decorator.args
+                    and isinstance(decorator.args[0], ast.Constant)
+                    and isinstance(decorator.args[0].value, str)
+                    else None
+                )
                 if name:
                     out[name.rpartition("::")[2]] = declared
     out["__functions__"] = functions  # type: ignore[assignment]
@@ -353,8 +413,12 @@ def _parse_schema(text: str) -> tuple[str, dict[str, object]] | None:
 def _annotation_kind(annotation: ast.expr | None) -> str | None:
     if isinstance(annotation, ast.Name) and annotation.id == "int":
         return "int"
-    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) and \
-            annotation.value.id in ("list", "List", "Sequence") and isinstance(annotation.slice, ast.Name) and \
-            annotation.slice.id == "int":
+    if (
+        isinstance(annotation, ast.Subscript)
+        and isinstance(annotation.value, ast.Name)
+        and annotation.value.id in ("list", "List", "Sequence")
+        and isinstance(annotation.slice, ast.Name)
+        and annotation.slice.id == "int"
+    ):
         return "list"
     return None

@@ -92,11 +92,13 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
             dtypes = table_dtypes(ctx, write.tensor)
             if not dtypes or any(d is None or d.cls is not DtypeClass.UNSIGNED64 for d in dtypes):
                 continue
-            torch = any(d is not None and d.library == "torch" for d in dtypes) and \
-                not _numpy_view(write.tensor)
-            effect = ("torch 2.14 and later reject a negative value in a uint64 element store (2.13 and earlier "
-                      "store its bits)" if torch else "numpy raises `OverflowError: Python integer out of bounds for "
-                      "uint64`")
+            torch = any(d is not None and d.library == "torch" for d in dtypes) and not _numpy_view(write.tensor)
+            effect = (
+                "torch 2.14 and later reject a negative value in a uint64 element store (2.13 and earlier "
+                "store its bits)"
+                if torch
+                else "numpy raises `OverflowError: Python integer out of bounds for uint64`"
+            )
             alias = module_alias(ctx.module, "torch") if torch else None
             if torch and alias is None:
                 continue  # no way to spell a store that works on every release
@@ -107,22 +109,38 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
                 continue
             for part in (creation.data, creation.fill):
                 for leaf in _wrapped_leaves(ctx, part):
-                    effect = ("`torch.tensor` raises for a negative value with dtype=torch.uint64"
-                              if creation.library == "torch" else "numpy raises `OverflowError` for a negative value")
-                    yield self._diagnostic(ctx, leaf, ctx.facts.value(leaf), "in the data of an unsigned 64-bit "
-                                           "creation", effect)
+                    effect = (
+                        "`torch.tensor` raises for a negative value with dtype=torch.uint64"
+                        if creation.library == "torch"
+                        else "numpy raises `OverflowError` for a negative value"
+                    )
+                    yield self._diagnostic(
+                        ctx, leaf, ctx.facts.value(leaf), "in the data of an unsigned 64-bit creation", effect
+                    )
         for call in ctx.facts.model.calls:
             func = call.func
-            if isinstance(func, (ast.Name, ast.Attribute)) and "numpy.uint64" in ctx.facts.model.qualified_names(func) \
-                    and call.args and _wrapped_int(ctx.facts.value(call.args[0])):
-                yield self._diagnostic(ctx, call.args[0], ctx.facts.value(call.args[0]), "converted by `np.uint64`",
-                                       "numpy raises `OverflowError` for a negative value")
+            if (
+                isinstance(func, (ast.Name, ast.Attribute))
+                and "numpy.uint64" in ctx.facts.model.qualified_names(func)
+                and call.args
+                and _wrapped_int(ctx.facts.value(call.args[0]))
+            ):
+                yield self._diagnostic(
+                    ctx,
+                    call.args[0],
+                    ctx.facts.value(call.args[0]),
+                    "converted by `np.uint64`",
+                    "numpy raises `OverflowError` for a negative value",
+                )
 
     @staticmethod
-    def _diagnostic(ctx: RuleContext, node: ast.expr, value: Value | None, where: str, effect: str,
-                    torch_alias: str | None = None) -> Diagnostic:
-        message = (f"address wrapped into signed range {where}: it is negative once the address is >= 2**63, and "
-                   f"{effect}; store the raw address (mask it: `& 0xFFFF_FFFF_FFFF_FFFF`)")
+    def _diagnostic(
+        ctx: RuleContext, node: ast.expr, value: Value | None, where: str, effect: str, torch_alias: str | None = None
+    ) -> Diagnostic:
+        message = (
+            f"address wrapped into signed range {where}: it is negative once the address is >= 2**63, and "
+            f"{effect}; store the raw address (mask it: `& 0xFFFF_FFFF_FFFF_FFFF`)"
+        )
         failure = f"a wrapped address (negative above 2**63) is {where}: {effect}"
         start, end = ctx.span(node)
 
@@ -132,8 +150,9 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
         title = "Mask the value to 64 bits (the raw address)"
         if torch_alias:  # a raw Python int in a torch element store raises before torch 2.14.1: store a tensor
             title = "Store the raw address as a uint64 scalar tensor (masked to 64 bits: works on every torch release)"
-        return Diagnostic((start, end), message, intents, True, title, value.evidence if value is not None else (),
-                          failure=failure)
+        return Diagnostic(
+            (start, end), message, intents, True, title, value.evidence if value is not None else (), failure=failure
+        )
 
 
 def _wrapped_int(value: Value | None) -> bool:

@@ -16,8 +16,14 @@ BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=tor
 
 
 def _run(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptrlint", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ptrlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
 def _json(proc: subprocess.CompletedProcess[str]) -> list[dict]:

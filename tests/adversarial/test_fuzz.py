@@ -30,22 +30,48 @@ source_bytes = st.one_of(
     st.sampled_from(SEEDS).flatmap(lambda seed: st.integers(0, len(seed)).map(lambda n: seed[:n])),
     st.sampled_from(SEEDS).flatmap(lambda seed: st.binary(max_size=40).map(lambda junk: seed + junk)),
 )
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                        max_size=4),
-                           max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
 notebooks = st.one_of(
     json_values,
-    st.fixed_dictionaries({"cells": st.lists(st.one_of(json_values, st.fixed_dictionaries({
-        "cell_type": st.sampled_from(["code", "markdown", 3]), "metadata": json_values,
-        "source": st.one_of(st.text(max_size=60), st.lists(st.text(max_size=30), max_size=4), json_values)})),
-        max_size=4), "metadata": json_values, "nbformat": st.just(4), "nbformat_minor": st.just(5)}),
+    st.fixed_dictionaries(
+        {
+            "cells": st.lists(
+                st.one_of(
+                    json_values,
+                    st.fixed_dictionaries(
+                        {
+                            "cell_type": st.sampled_from(["code", "markdown", 3]),
+                            "metadata": json_values,
+                            "source": st.one_of(
+                                st.text(max_size=60), st.lists(st.text(max_size=30), max_size=4), json_values
+                            ),
+                        }
+                    ),
+                ),
+                max_size=4,
+            ),
+            "metadata": json_values,
+            "nbformat": st.just(4),
+            "nbformat_minor": st.just(5),
+        }
+    ),
 )
 config_values = st.one_of(
     st.text(max_size=40),
-    st.sampled_from(['[tool.ptrlint]\nselect = ["PTR001"]\n', '[tool.ptrlint]\npointer-names = ["(a+)+"]\n',
-                     '[tool.ptrlint]\ntorch-version = "two"\n', '[tool.ptrlint]\nplatforms = ["cuda"]\n',
-                     '[tool.ptrlint]\nunknown = 1\n', "[tool.ptrlint\n"]),
+    st.sampled_from(
+        [
+            '[tool.ptrlint]\nselect = ["PTR001"]\n',
+            '[tool.ptrlint]\npointer-names = ["(a+)+"]\n',
+            '[tool.ptrlint]\ntorch-version = "two"\n',
+            '[tool.ptrlint]\nplatforms = ["cuda"]\n',
+            "[tool.ptrlint]\nunknown = 1\n",
+            "[tool.ptrlint\n",
+        ]
+    ),
 )
 
 
@@ -63,12 +89,30 @@ def _run(argv: list[str]) -> int:
     return code
 
 
-@settings(max_examples=int(os.environ.get("PTRLINT_FUZZ_EXAMPLES", "40")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(source=source_bytes, notebook=notebooks, config=config_values,
-       flags=st.sampled_from([[], ["--fix"], ["--fix", "--unsafe-fixes"], ["--diff"], ["--add-noqa"],
-                              ["--output-format", "sarif"], ["--output-format", "github", "--show-evidence"]]))
-def test_fuzzed_trees_never_crash_nor_write_outside(source: bytes, notebook: object, config: str, flags: list[str]) -> None:
+@settings(
+    max_examples=int(os.environ.get("PTRLINT_FUZZ_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    source=source_bytes,
+    notebook=notebooks,
+    config=config_values,
+    flags=st.sampled_from(
+        [
+            [],
+            ["--fix"],
+            ["--fix", "--unsafe-fixes"],
+            ["--diff"],
+            ["--add-noqa"],
+            ["--output-format", "sarif"],
+            ["--output-format", "github", "--show-evidence"],
+        ]
+    ),
+)
+def test_fuzzed_trees_never_crash_nor_write_outside(
+    source: bytes, notebook: object, config: str, flags: list[str]
+) -> None:
     root = Path(tempfile.mkdtemp(prefix="ptrlint-fuzz-"))
     try:
         tree, outside = root / "tree", root / "outside"

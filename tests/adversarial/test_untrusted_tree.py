@@ -18,8 +18,9 @@ BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=tor
 
 
 def _run(cwd: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _codes(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -52,8 +53,12 @@ def test_one_bad_notebook_fails_alone(tmp_path: Path) -> None:
         assert proc.returncode == 2  # files could not be checked
         data = json.loads(proc.stdout)
         if fmt == "json":
-            assert sorted(f["path"] for f in data) == ["a.py", "bad_metadata.ipynb", "null_cell.ipynb",
-                                                      "source_number.ipynb"]
+            assert sorted(f["path"] for f in data) == [
+                "a.py",
+                "bad_metadata.ipynb",
+                "null_cell.ipynb",
+                "source_number.ipynb",
+            ]
         else:
             assert len(data["runs"][0]["results"]) == 4
 
@@ -80,15 +85,18 @@ def test_a_catastrophic_pattern_is_refused(tmp_path: Path) -> None:
 
 def test_a_setting_never_removes_address_api_evidence(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(BUGGY)
-    proc = _run(tmp_path, "--isolated", "--config", 'pointer-names = ["\\\\w*_handles?"]', "--output-format", "json",
-                "a.py")
+    proc = _run(
+        tmp_path, "--isolated", "--config", 'pointer-names = ["\\\\w*_handles?"]', "--output-format", "json", "a.py"
+    )
     assert _codes(proc) == ["a.py:PTR001"]
 
 
 def test_a_long_sum_is_valid_python(tmp_path: Path) -> None:
     terms = " + ".join(f"a{i}" for i in range(3000))
-    (tmp_path / "a.py").write_text(f"import torch\nptrs = torch.tensor([t.data_ptr() + {terms} for t in ts], "
-                                   "dtype=torch.int64)\nprint(ptrs.tolist())\n")
+    (tmp_path / "a.py").write_text(
+        f"import torch\nptrs = torch.tensor([t.data_ptr() + {terms} for t in ts], "
+        "dtype=torch.int64)\nprint(ptrs.tolist())\n"
+    )
     proc = _run(tmp_path, "--output-format", "json", "a.py")
     assert _codes(proc) == ["a.py:PTR001"], proc.stdout
 
@@ -140,8 +148,10 @@ def test_add_noqa_reports_what_it_wrote(tmp_path: Path) -> None:
 
 
 def test_no_control_character_reaches_the_output(tmp_path: Path) -> None:
-    source = ('import torch\nregistry = {}\nregistry["x\\n::warning::injected\\n_ptrs"] = '
-              'torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\nprint(registry)\n')
+    source = (
+        'import torch\nregistry = {}\nregistry["x\\n::warning::injected\\n_ptrs"] = '
+        "torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\nprint(registry)\n"
+    )
     (tmp_path / "a.py").write_text(source)
     try:
         weird = tmp_path / "b\n::error::pwned.py"
@@ -160,10 +170,21 @@ def test_no_control_character_reaches_the_output(tmp_path: Path) -> None:
 
 
 def test_notebook_positions_point_into_the_file(tmp_path: Path) -> None:
-    notebook = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["title"]},
-                          {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                           "source": BUGGY.splitlines(keepends=True)}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["title"]},
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": BUGGY.splitlines(keepends=True),
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = tmp_path / "n.ipynb"
     path.write_text(json.dumps(notebook, indent=1))
     raw_line = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if "data_ptr" in line)
@@ -184,8 +205,12 @@ def test_workers_end_with_their_parent(tmp_path: Path) -> None:
     temp = Path(tempfile.gettempdir())
     before = {p.name for p in temp.glob("ptrlint-plan-*")}
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "2", "."], cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "2", "."],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(1.5)
         children = _children(proc.pid)
         proc.send_signal(sig)
@@ -194,8 +219,12 @@ def test_workers_end_with_their_parent(tmp_path: Path) -> None:
         while time.time() < deadline and any(_alive(pid) for pid in children):
             time.sleep(0.2)
         assert not [pid for pid in children if _alive(pid)], sig
-    subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "2", "."], cwd=tmp_path,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "2", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     left = {p.name for p in temp.glob("ptrlint-plan-*")} - before
     assert not left
 

@@ -92,8 +92,13 @@ def test_rendering_by_statement_gives_the_whole_text_s_edits(monkeypatch):
     enabled = frozenset(r.code for r in ALL_RULES)
     checked = 0
     for text in texts:
-        intents = {i for f in analyse(text, "m.py", Config(), enabled) if f.fix is not None
-                   for fix in (f.fix, *f.fix.alternatives) for i in fix.intents}
+        intents = {
+            i
+            for f in analyse(text, "m.py", Config(), enabled)
+            if f.fix is not None
+            for fix in (f.fix, *f.fix.alternatives)
+            for i in fix.intents
+        }
         by_statement = render_module.render(text, intents)
         with monkeypatch.context() as patch:
             patch.setattr(render_module, "statement_starts", lambda _text: [0])
@@ -109,10 +114,14 @@ def _generated(blocks: int) -> str:
     parts = ["import numpy as np\nimport torch\n\n"]
     for i in range(blocks):
         if i % 7 == 3:
-            parts.append(f"\n\ndef table_{i}(ts):\n    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n")
+            parts.append(
+                f"\n\ndef table_{i}(ts):\n    return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n"
+            )
         elif i % 2:
-            parts.append(f"\n\nclass Config{i}:\n    size: int = {i}\n\n    def scaled(self, k):\n"
-                         f"        return Config{i}() if k else self\n")
+            parts.append(
+                f"\n\nclass Config{i}:\n    size: int = {i}\n\n    def scaled(self, k):\n"
+                f"        return Config{i}() if k else self\n"
+            )
         else:
             parts.append(f"\n\nKERNELS_{i} = {{'block': {i}, 'warps': 4, 'names': ['a', 'b']}}\n")
     parts.append("\n\ndef launch(ts, kernel):\n    kernel(table_3(ts).numpy())\n")
@@ -173,8 +182,8 @@ def test_a_syntax_error_anywhere_in_the_statements_left_out_is_reported(monkeypa
 
     broken = "class Broken:\n    def f(self:\n        pass\n"
     body = _generated(30)
-    head, tail = body[: len(body) // 2].rsplit("\n\n", 1)[0], body[len(body) // 2:]
-    tail = tail[tail.index("\n\n"):]
+    head, tail = body[: len(body) // 2].rsplit("\n\n", 1)[0], body[len(body) // 2 :]
+    tail = tail[tail.index("\n\n") :]
     before = {"first": "import os\n\n", "middle": head + "\n\n", "last": body + "\n\n"}[where]
     after = {"first": body, "middle": tail, "last": ""}[where]
     text = before + broken + after
@@ -219,7 +228,7 @@ def _apply_reference(text, findings):
         applied.append(finding)
     out = text
     for edit in sorted(chosen, key=lambda e: (e.start, e.end), reverse=True):
-        out = out[:edit.start] + edit.text + out[edit.end:]
+        out = out[: edit.start] + edit.text + out[edit.end :]
     return out, applied
 
 
@@ -242,16 +251,19 @@ def test_applying_edits_is_the_reference_application(seed):
     findings = []
     for n in range(rng.randint(1, 10)):
         edits = tuple(sorted(set(rng.sample(pool, rng.randint(1, min(2, len(pool)))))))
-        if len(edits) == 2 and (edits[0].start == edits[0].end == edits[1].start == edits[1].end
-                                or edits[1].start < edits[0].end):
+        if len(edits) == 2 and (
+            edits[0].start == edits[0].end == edits[1].start == edits[1].end or edits[1].start < edits[0].end
+        ):
             edits = edits[:1]  # a fix's own edits never meet (the reference applied those in a wrong order)
-        findings.append(Finding("m.py", rng.randint(1, 5), n + 1, 1, 1, "PTR001", "x", "m", Fix(True, (), "t", edits=edits)))
+        findings.append(
+            Finding("m.py", rng.randint(1, 5), n + 1, 1, 1, "PTR001", "x", "m", Fix(True, (), "t", edits=edits))
+        )
     assert apply_fixes(text, findings) == _apply_reference(text, findings)
 
 
 # A package whose large module (cut to its relevant statements) other modules import: `use.py`
 # looks up `Widget`, which only a statement the cut leaves out defines.
-_BIG_WITH_WIDGET = '''import torch
+_BIG_WITH_WIDGET = """import torch
 import mylib
 
 
@@ -262,9 +274,11 @@ def table(ts):
 class Widget:
     def compute(self):
         return mylib.query()
-''' + "".join(f"\n\nclass Filler{i}:\n    def value(self, x):\n        return [x * {i}, x + {i}, {{'k': x}}]\n"
-              for i in range(3000))
-_USE_WIDGET = '''import torch
+""" + "".join(
+    f"\n\nclass Filler{i}:\n    def value(self, x):\n        return [x * {i}, x + {i}, {{'k': x}}]\n"
+    for i in range(3000)
+)
+_USE_WIDGET = """import torch
 
 from .gen import Widget, table
 
@@ -273,13 +287,13 @@ def build(ts):
     w = Widget()
     remote_ptrs = torch.tensor([w.compute()], dtype=torch.int64)
     return remote_ptrs, table(ts)
-'''
-_USE_TABLE_ONLY = '''from .gen import table
+"""
+_USE_TABLE_ONLY = """from .gen import table
 
 
 def build(ts):
     return table(ts)
-'''
+"""
 
 
 def test_the_cut_lists_the_names_it_leaves_out():
@@ -335,4 +349,3 @@ def test_an_imported_big_module_is_analysed_whole_only_when_asked(tmp_path, monk
     assert (gen[-1] == (True, False)) is whole  # and whole only when a left-out name was asked for
     monkeypatch.setattr(engine, "REDUCE_FROM", 10**12)
     assert lint() == cut_run
-

@@ -68,8 +68,20 @@ def test_json_output_fields(ptrlint, tree, monkeypatch):
     data = json.loads(result.out)
     assert result.code == 1 and len(data) == 1
     item = data[0]
-    assert set(item) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix", "related",
-                         "severity", "failure"}
+    assert set(item) == {
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "name",
+        "message",
+        "fix",
+        "related",
+        "severity",
+        "failure",
+    }
     assert item["severity"] == "error" and "enters it at creation" in item["failure"]
     assert item["path"] == "buggy.py" and item["line"] == 4 and item["code"] == "PTR001"
     assert item["fix"]["safe"] is True and item["fix"]["edits"][0]["text"] == "uint64"
@@ -123,7 +135,9 @@ def test_file_mode_is_kept(ptrlint, tree):
     assert path.read_text() == FIXED
 
 
-@pytest.mark.parametrize("comment", ["# noqa: PTR001", "# noqa", "# ptrlint: ignore[PTR001]", "# ptrlint: ignore[PTR002, PTR001]"])
+@pytest.mark.parametrize(
+    "comment", ["# noqa: PTR001", "# noqa", "# ptrlint: ignore[PTR001]", "# ptrlint: ignore[PTR002, PTR001]"]
+)
 def test_suppression_comments(ptrlint, tmp_path, comment):
     path = tmp_path / "s.py"
     path.write_text(BUGGY.replace("dtype=torch.int64)", f"dtype=torch.int64)  {comment}"))
@@ -256,8 +270,12 @@ def test_console_reader_leaving_early_is_not_an_error(tmp_path):
 
     for i in range(300):
         (tmp_path / f"m{i:03d}.py").write_text(BUGGY)
-    proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "1", "."], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ptrlint", "--no-cache", "--jobs", "1", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.read(100)
     proc.stdout.close()  # like `ptrlint . | head -1`

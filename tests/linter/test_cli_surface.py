@@ -31,8 +31,9 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_check_is_the_bare_command(project, capsys):
-    assert _run(capsys, "check", "--no-cache", "--output-format", "concise", "buggy.py") == \
-        _run(capsys, "--no-cache", "--output-format", "concise", "buggy.py")
+    assert _run(capsys, "check", "--no-cache", "--output-format", "concise", "buggy.py") == _run(
+        capsys, "--no-cache", "--output-format", "concise", "buggy.py"
+    )
     code, out, _err = _run(capsys, "check", "--no-cache", "--output-format", "concise")
     assert code == 1 and "buggy.py:5:" in out
 
@@ -107,8 +108,10 @@ def test_statistics_print_the_counts_instead_of_the_findings(project, capsys):
 
 
 def test_fix_only_fixes_and_reports_nothing_left(project, capsys):
-    (project / "left.py").write_text("import torch\n\n\ndef shift(t):\n    return t.data_ptr() + 8 == torch.tensor(1)\n"
-                                     "ptrs = torch.tensor([t.data_ptr() for t in ts])\nptrs.to(torch.int64)\n")
+    (project / "left.py").write_text(
+        "import torch\n\n\ndef shift(t):\n    return t.data_ptr() + 8 == torch.tensor(1)\n"
+        "ptrs = torch.tensor([t.data_ptr() for t in ts])\nptrs.to(torch.int64)\n"
+    )
     code, out, _err = _run(capsys, "--no-cache", "--output-format", "concise", "--fix-only")
     assert code == 0 and "torch.uint64" in (project / "buggy.py").read_text()
     assert "left.py:" not in out and out.strip().splitlines()[-1].startswith("Fixed ")
@@ -131,7 +134,10 @@ def test_config_takes_key_value_pairs_beside_a_file(project, capsys):
     (project / "other.toml").write_text('[tool.ptrlint]\nselect = ["PTR002"]\n')
     assert _run(capsys, "--no-cache", "-q", "--config", "other.toml")[0] == 0
     assert _run(capsys, "--no-cache", "-q", "--config", "other.toml", "--config", 'select = ["PTR001"]')[0] == 1
-    assert _run(capsys, "--no-cache", "-q", "--config", 'select = ["PTR002"]', "--config", 'extend-select = ["PTR001"]')[0] == 1
+    assert (
+        _run(capsys, "--no-cache", "-q", "--config", 'select = ["PTR002"]', "--config", 'extend-select = ["PTR001"]')[0]
+        == 1
+    )
     code, _out, err = _run(capsys, "--no-cache", "--config", "select = [")
     assert code == 2 and "neither a file nor a TOML" in err
     code, _out, err = _run(capsys, "--no-cache", "--config", "colour = true")
@@ -159,8 +165,11 @@ def test_files_that_cannot_be_checked_are_results_in_every_format(project, capsy
         assert {e["path"]: e["code"] for e in json.loads(out) if e["code"].startswith("E")} == expected
     elif output == "sarif":
         results = json.loads(out)["runs"][0]["results"]
-        found = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["ruleId"]
-                 for r in results if r["ruleId"].startswith("E")}
+        found = {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["ruleId"]
+            for r in results
+            if r["ruleId"].startswith("E")
+        }
         assert found == expected
     elif output == "github":
         for path, error in expected.items():
@@ -215,8 +224,13 @@ def test_watch_lints_again_when_a_file_changes(tmp_path):
     pytest.importorskip("watchfiles")
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     (tmp_path / "mod.py").write_text("x = 1\n")
-    proc = subprocess.Popen([sys.executable, "-m", "ptrlint", "--watch", "--no-cache", "--output-format", "concise", "."],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ptrlint", "--watch", "--no-cache", "--output-format", "concise", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
@@ -224,7 +238,10 @@ def test_watch_lints_again_when_a_file_changes(tmp_path):
     def wait_for(text: str, poke=None) -> None:
         deadline, next_poke = time.monotonic() + 60, time.monotonic()
         while not any(text in line for line in lines):
-            assert time.monotonic() < deadline and proc.poll() is None, (lines, proc.stderr.read() if proc.poll() else "")
+            assert time.monotonic() < deadline and proc.poll() is None, (
+                lines,
+                proc.stderr.read() if proc.poll() else "",
+            )
             if poke is not None and time.monotonic() >= next_poke:  # again, in case the watcher was not up yet
                 poke()
                 next_poke = time.monotonic() + 2

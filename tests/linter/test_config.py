@@ -54,7 +54,9 @@ def test_extend_exclude_keeps_defaults(ptrlint, tmp_path):
 
 
 def test_per_file_ignores(ptrlint, tmp_path):
-    root = project(tmp_path, '[tool.ptrlint.per-file-ignores]\n"legacy/*.py" = ["PTR001"]', {"legacy/a.py": BUGGY, "b.py": BUGGY})
+    root = project(
+        tmp_path, '[tool.ptrlint.per-file-ignores]\n"legacy/*.py" = ["PTR001"]', {"legacy/a.py": BUGGY, "b.py": BUGGY}
+    )
     assert codes(ptrlint, root) == ["b.py:PTR001"]
 
 
@@ -142,14 +144,17 @@ def test_torch_version_with_the_measured_release(ptrlint, tmp_path):
     assert codes(ptrlint, project(tmp_path, 'torch-version = "2.14.1"', {"m.py": source})) == []
 
 
-@pytest.mark.parametrize("where, expected", [
-    ("mod.py", "root"),
-    ("a/mod.py", "root"),  # a/pyproject.toml has no [tool.ptrlint] table: the search goes on up
-    ("a/b/mod.py", "deep"),
-    ("a/b/c/mod.py", "deep"),
-    ("a/b/c", "deep"),  # a folder is its own start
-    ("a", "root"),
-])
+@pytest.mark.parametrize(
+    "where, expected",
+    [
+        ("mod.py", "root"),
+        ("a/mod.py", "root"),  # a/pyproject.toml has no [tool.ptrlint] table: the search goes on up
+        ("a/b/mod.py", "deep"),
+        ("a/b/c/mod.py", "deep"),
+        ("a/b/c", "deep"),  # a folder is its own start
+        ("a", "root"),
+    ],
+)
 def test_each_path_gets_the_nearest_ptrlint_table(tmp_path, monkeypatch, where, expected):
     """The resolver's per-folder memo answers what find_config_file answers for each path, however
     the path is spelled and in whatever order the folders are asked."""

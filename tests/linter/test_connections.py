@@ -127,6 +127,7 @@ def connected(monkeypatch):
         if answer:
             names.append(Path(task.path).name)
         return answer
+
     monkeypatch.setattr(index.ProjectRun, "_connected", recording)
     return names
 
@@ -142,8 +143,11 @@ def test_a_class_connects_only_the_candidates_that_reach_its_pointer_values(ptrl
 
     root = _write(tmp_path / "repo", CLASSES)
     found = {(f["path"], f["line"], f["code"]) for f in _lint(ptrlint, root, ".")}
-    expected = {(p.relative_to(root).as_posix(), line, code)
-                for p in root.rglob("*.py") for line, code in expected_markers(p.read_text())}
+    expected = {
+        (p.relative_to(root).as_posix(), line, code)
+        for p in root.rglob("*.py")
+        for line, code in expected_markers(p.read_text())
+    }
     assert found == expected
     # not annotated.py nor subclass.py; indexed.py: a dunder is reached without spelling its name
     assert sorted(connected) == ["alias.py", "indexed.py", "member.py", "reexported.py"]
@@ -177,35 +181,41 @@ def test_every_candidate_analysed_finds_the_same_in_the_shared_corpus(ptrlint, m
     assert _lint(ptrlint, cases, ".") == chosen != []
 
 
-@pytest.mark.parametrize(("text", "word", "spelled"), [
-    ("p.start()", "start", True),
-    ("Copy(src_ptrs=x)", "src_ptrs", True),
-    ("getattr(p, 'start')", "start", True),
-    ("p.restart()", "start", False),
-    ("p.start_all()", "start", False),
-    ("start", "start", True),
-    ("é_start", "start", False),
-])
+@pytest.mark.parametrize(
+    ("text", "word", "spelled"),
+    [
+        ("p.start()", "start", True),
+        ("Copy(src_ptrs=x)", "src_ptrs", True),
+        ("getattr(p, 'start')", "start", True),
+        ("p.restart()", "start", False),
+        ("p.start_all()", "start", False),
+        ("start", "start", True),
+        ("é_start", "start", False),
+    ],
+)
 def test_a_word_is_spelled_whole(text, word, spelled):
     assert spells_word(text, word) is spelled
 
 
-@pytest.mark.parametrize(("text", "spelled", "called"), [
-    ("Copy(a, b)", "Copy", True),
-    ("x = Copy (\n  a)", "Copy", True),
-    ("C = Copy\n", "Copy", True),
-    ("x = (\n    d.Copy\n)", "d.Copy", True),
-    ("C = d.Copy", "d.Copy", True),
-    ("def f(c: Copy) -> Copy | None: ...", "Copy", False),
-    ("isinstance(x, Copy)", "Copy", False),
-    ("class Sub(Copy): pass", "Copy", False),
-    ("CopyAll(a)", "Copy", False),
-    ("MyCopy(a)", "Copy", False),
-    ("x.Copy(a)", "Copy", False),  # another object's attribute
-    ("Copy.empty(3)", "Copy", False),  # a classmethod: its name is the member spelled
-    ("C = (" + " " * 300 + "Copy)", "Copy", True),  # however much space stands between
-    ("Copy" + "\n" * 300 + "(a)", "Copy", True),
-])
+@pytest.mark.parametrize(
+    ("text", "spelled", "called"),
+    [
+        ("Copy(a, b)", "Copy", True),
+        ("x = Copy (\n  a)", "Copy", True),
+        ("C = Copy\n", "Copy", True),
+        ("x = (\n    d.Copy\n)", "d.Copy", True),
+        ("C = d.Copy", "d.Copy", True),
+        ("def f(c: Copy) -> Copy | None: ...", "Copy", False),
+        ("isinstance(x, Copy)", "Copy", False),
+        ("class Sub(Copy): pass", "Copy", False),
+        ("CopyAll(a)", "Copy", False),
+        ("MyCopy(a)", "Copy", False),
+        ("x.Copy(a)", "Copy", False),  # another object's attribute
+        ("Copy.empty(3)", "Copy", False),  # a classmethod: its name is the member spelled
+        ("C = (" + " " * 300 + "Copy)", "Copy", True),  # however much space stands between
+        ("Copy" + "\n" * 300 + "(a)", "Copy", True),
+    ],
+)
 def test_a_class_is_called_or_aliased(text, spelled, called):
     assert refers_as_callee(text, spelled) is called
 
@@ -214,24 +224,32 @@ def test_a_class_is_called_or_aliased(text, spelled, called):
 def _connections(symbols=(), classes=None, targets=()):
     from ptrlint.planner.connections import ClassUse, Connections
 
-    return Connections(set(symbols), {k: ClassUse(frozenset(w), c) for k, (w, c) in (classes or {}).items()},
-                       set(targets))
+    return Connections(
+        set(symbols), {k: ClassUse(frozenset(w), c) for k, (w, c) in (classes or {}).items()}, set(targets)
+    )
 
 
-@pytest.mark.parametrize(("ours", "theirs", "within"), [
-    (_connections(), _connections(["m.f"]), True),
-    (_connections(["m.f"]), _connections(["m.f", "m.g"]), True),
-    (_connections(["m.f", "m.g"]), _connections(["m.f"]), False),  # a new symbol
-    (_connections(targets=["m.C"]), _connections(), False),  # a new target of writes
-    # a class that connects through fewer words, or no longer when called: within
-    (_connections(["m.C"], {"m.C": (["ptr"], False)}), _connections(["m.C"], {"m.C": (["ptr", "addr"], True)}), True),
-    # a class reached by a word it was not reached by before, or now when called: not within
-    (_connections(["m.C"], {"m.C": (["base"], False)}), _connections(["m.C"], {"m.C": (["ptr"], False)}), False),
-    (_connections(["m.C"], {"m.C": (["ptr"], True)}), _connections(["m.C"], {"m.C": (["ptr"], False)}), False),
-    # unconditional here, a class there (connected only by its words): not within; the reverse is
-    (_connections(["m.C"]), _connections(["m.C"], {"m.C": (["ptr"], False)}), False),
-    (_connections(["m.C"], {"m.C": (["ptr"], False)}), _connections(["m.C"]), True),
-])
+@pytest.mark.parametrize(
+    ("ours", "theirs", "within"),
+    [
+        (_connections(), _connections(["m.f"]), True),
+        (_connections(["m.f"]), _connections(["m.f", "m.g"]), True),
+        (_connections(["m.f", "m.g"]), _connections(["m.f"]), False),  # a new symbol
+        (_connections(targets=["m.C"]), _connections(), False),  # a new target of writes
+        # a class that connects through fewer words, or no longer when called: within
+        (
+            _connections(["m.C"], {"m.C": (["ptr"], False)}),
+            _connections(["m.C"], {"m.C": (["ptr", "addr"], True)}),
+            True,
+        ),
+        # a class reached by a word it was not reached by before, or now when called: not within
+        (_connections(["m.C"], {"m.C": (["base"], False)}), _connections(["m.C"], {"m.C": (["ptr"], False)}), False),
+        (_connections(["m.C"], {"m.C": (["ptr"], True)}), _connections(["m.C"], {"m.C": (["ptr"], False)}), False),
+        # unconditional here, a class there (connected only by its words): not within; the reverse is
+        (_connections(["m.C"]), _connections(["m.C"], {"m.C": (["ptr"], False)}), False),
+        (_connections(["m.C"], {"m.C": (["ptr"], False)}), _connections(["m.C"]), True),
+    ],
+)
 def test_connections_within_others_connect_no_text_they_leave_out(ours, theirs, within):
     assert ours.within(theirs) is within
 
@@ -245,8 +263,11 @@ def test_the_settle_round_keeps_no_candidate_text_and_reads_each_once(tmp_path, 
     from ptrlint.config import Config
     from ptrlint.settings import Settings, select_codes
 
-    files = {**CLASSES, "mem/late.py": "import torch\n\nfrom mem.pools import Pool\n\n\n"
-                                       "def grow(p: Pool, xs):\n    p.extra = [x.data_ptr() for x in xs]\n"}
+    files = {
+        **CLASSES,
+        "mem/late.py": "import torch\n\nfrom mem.pools import Pool\n\n\n"
+        "def grow(p: Pool, xs):\n    p.extra = [x.data_ptr() for x in xs]\n",
+    }
     root = _write(tmp_path / "repo", files)
     reads: list[str] = []
     real_read = tasks.read_source

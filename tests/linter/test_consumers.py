@@ -32,7 +32,9 @@ CASES = {
         def g(ts):
             ids, same, head = f(ts)
             print(ids, same.any(), head.tolist())
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "deep_copy_followed": (  # `copy.deepcopy` clones the tensor: the copy's own uses decide
         """
         import copy
@@ -41,7 +43,9 @@ CASES = {
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             backup = copy.deepcopy(table)
             print(backup.tolist(), len(backup))
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "deep_copy_to_extension": (
         """
         import copy
@@ -50,7 +54,9 @@ CASES = {
         def f(ts):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             my_ext.launch(copy.deepcopy(table))
-        """, BITS),
+        """,
+        BITS,
+    ),
     "shallow_copy_of_a_tensor": (  # rebuilt from its pickled form: torch 2.13 cannot for uint64
         """
         import copy
@@ -58,7 +64,9 @@ CASES = {
         def f(ts):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             print(copy.copy(table).tolist())
-        """, BITS),
+        """,
+        BITS,
+    ),
     "shallow_copy_of_an_array": (  # numpy rebuilds a uint64 array whole
         """
         import copy
@@ -66,7 +74,9 @@ CASES = {
         def f(ts):
             table = np.array([t.data_ptr() for t in ts], dtype=np.int64)
             print(copy.copy(table).tolist())
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "compiled_extension": (
         """
         import torch
@@ -74,14 +84,18 @@ CASES = {
         def f(ts):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             my_ext.launch(table)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "torch_ops": (
         """
         import torch
         def f(ts):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             torch.ops.my_ext.copy_blocks(table.to("cuda"))
-        """, BITS),
+        """,
+        BITS,
+    ),
     "jit_loaded_module": (
         """
         import torch
@@ -90,21 +104,27 @@ CASES = {
             mod = load_module("copy")
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             mod.run(table)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "local_callable_parameter": (  # a callable whose code ptrlint does not see: unknown means int64
         """
         import torch
         def f(ts, kernel):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             kernel(table)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "triton_launch": (
         """
         import torch
         def f(ts, copy_kernel):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             copy_kernel[(1,)](table, len(ts))
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "torch_arithmetic_to_binding": (
         """
         import torch
@@ -114,14 +134,18 @@ CASES = {
             return bases + 128
         def run(ts):
             my_ext.reduce(heads(ts))
-        """, BITS),
+        """,
+        BITS,
+    ),
     "torch_arithmetic_read_back": (
         """
         import torch
         def heads(ts):
             bases = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             return (bases + 128).tolist()
-        """, NONE),
+        """,
+        NONE,
+    ),
     "numpy_signed_offsets": (
         """
         import numpy as np
@@ -129,14 +153,18 @@ CASES = {
         def blocks(regions, ids: np.ndarray):
             bases = np.array([r.data_ptr() for r in regions], dtype=np.int64)
             my_ext.descriptors(bases[:, None] + ids[None, :] * 256)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "numpy_python_int_offset": (
         """
         import numpy as np
         def blocks(regions):
             bases = np.array([r.data_ptr() for r in regions], dtype=np.int64)
             return (bases + 64).tolist()
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "dtype_check": (
         """
         import torch
@@ -145,7 +173,9 @@ CASES = {
                 raise TypeError("int64 pointers")
         def f(ts):
             launch(torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64))
-        """, BITS),
+        """,
+        BITS,
+    ),
     "element_type": (
         """
         import cutlass
@@ -154,7 +184,9 @@ CASES = {
         def f(ts):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             return from_dlpack(table, cutlass.Int64)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "collective_send": (
         """
         import torch
@@ -164,28 +196,36 @@ CASES = {
             outs = [torch.empty(1, dtype=torch.int64) for _ in range(world)]
             dist.all_gather(outs, mine)
             return torch.cat(outs).tolist()
-        """, {4: BITS, 5: NONE}),
+        """,
+        {4: BITS, 5: NONE},
+    ),
     "ordering": (
         """
         import torch
         def f(ts, addrs):
             starts = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             return torch.searchsorted(starts, addrs)
-        """, NONE),
+        """,
+        NONE,
+    ),
     "reduction": (
         """
         import torch
         def f(ts):
             ends = torch.tensor([t.data_ptr() + t.nbytes for t in ts], dtype=torch.int64)
             return int(ends.max())
-        """, NONE),
+        """,
+        NONE,
+    ),
     "implicit_dtype_binding": (
         """
         import torch
         import my_ext
         def f(ts):
             my_ext.launch(torch.tensor([t.data_ptr() for t in ts]))
-        """, BITS),
+        """,
+        BITS,
+    ),
     "tuple_unpacked_result": (  # items of a returned tuple are followed to what each is bound to
         """
         import torch
@@ -198,7 +238,9 @@ CASES = {
             a, b = tables(ts)
             my_ext.copy(a)
             print(b.tolist())
-        """, {4: BITS, 5: UINT64}),
+        """,
+        {4: BITS, 5: UINT64},
+    ),
     "tuple_item_read": (
         """
         import torch
@@ -210,7 +252,9 @@ CASES = {
             pair = tables(ts)
             kernel[(1,)](pair[0])
             print((pair[1] + 1).tolist())
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "items_of_an_enumerated_list": (  # `for i, t in enumerate(tables)` binds each item
         """
         import torch
@@ -220,7 +264,9 @@ CASES = {
         def run(ts, kernel):
             for i, t in enumerate(tables(ts)):
                 kernel[(i,)](t)
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "negative_index_may_be_the_table": (
         """
         import torch
@@ -231,7 +277,9 @@ CASES = {
             return src, dst
         def run(ts):
             my_ext.launch(tables(ts)[-1])
-        """, {4: BITS, 5: BITS}),
+        """,
+        {4: BITS, 5: BITS},
+    ),
     "property_read_as_an_attribute": (
         """
         import torch
@@ -242,20 +290,26 @@ CASES = {
                 return torch.tensor([t.data_ptr() for t in self.ts], dtype=torch.int64)
         def run(pool):
             my_ext.launch(pool.table_ptrs)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "returned_to_nobody": (  # a public function's result: its callers are not seen
         """
         import torch
         def table(ts):
             return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "attribute_nobody_reads": (
         """
         import torch
         class Holder:
             def __init__(self, ts):
                 self.table_ptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "attribute_read_by_a_kernel_launch": (  # every reader of the attribute seen and uint64-ready
         """
         import torch
@@ -264,7 +318,9 @@ CASES = {
                 self.table_ptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             def launch(self, kernel):
                 kernel[(1,)](self.table_ptrs)
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "attribute_read_through_another_object": (  # `holder.table_ptrs` of an untyped object is a reader too
         """
         import torch
@@ -275,7 +331,9 @@ CASES = {
                 kernel[(1,)](self.table_ptrs)
         def heads(holder, kernel):
             kernel[(1,)](holder.table_ptrs + 128)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "dataclass_field_read_by_triton_and_views": (  # vLLM's MambaCopyBuffers before PR #44665
         """
         from dataclasses import dataclass
@@ -293,7 +351,9 @@ CASES = {
                 view[i] = src.data_ptr()
         def launch(bufs, kernel, n):
             kernel[(n,)](bufs.src_ptrs, bufs.dst_ptrs)
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "mamba_copy_buffers_before_pr_44665": (  # the seed: make_buffer int64, read by views and a Triton launch only
         """
         from dataclasses import dataclass
@@ -320,7 +380,9 @@ CASES = {
             n = bufs.offset
             batch_memcpy_kernel[(n,)](bufs.src_ptrs.copy_to_gpu(n), bufs.dst_ptrs.copy_to_gpu(n),
                                       bufs.sizes.copy_to_gpu(n), BLOCK_SIZE=1024)
-        """, {12: UINT64, 13: UINT64}),
+        """,
+        {12: UINT64, 13: UINT64},
+    ),
     "dataclass_field_read_by_torch_arithmetic": (
         """
         from dataclasses import dataclass
@@ -332,14 +394,18 @@ CASES = {
             return Peers(torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64))
         def heads(peers, kernel):
             kernel[(1,)](peers.addresses + 64)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "method_of_untyped_object": (
         """
         import torch
         def f(ts, runner):
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             runner.launch(table)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "module_from_a_project_loader": (  # flashinfer's `_get_bgmv_moe_module()`: a JIT build of the project
         """
         import torch
@@ -350,7 +416,9 @@ CASES = {
             w_ptr = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             mod = _get_module()
             mod.bgmv_shrink(w_ptr)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "compiled_kernel_through_a_local_name": (
         """
         import torch
@@ -359,7 +427,9 @@ CASES = {
             table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
             kernel = tilelang.compile(prim_func)
             kernel(table)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "inherited_method": (  # `self.run(table)` reaches the base class's `run`, which does arithmetic
         """
         import torch
@@ -370,7 +440,9 @@ CASES = {
             def go(self, ts):
                 table = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
                 return self.run(table).tolist()
-        """, NONE),
+        """,
+        NONE,
+    ),
     "method_called_by_name": (  # `copier.pending()` of an untyped receiver is a call of the method
         """
         import torch
@@ -379,7 +451,9 @@ CASES = {
                 return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
         def heads(copier, ts, kernel):
             kernel[(1,)](copier.pending(ts) + 8)
-        """, BITS),
+        """,
+        BITS,
+    ),
     "name_only_values_of_unknown_sign": (  # a binding may hand back int64_t: negative for high addresses
         """
         import torch
@@ -387,7 +461,9 @@ CASES = {
             raddr = engine.get_remote_addr()
             raddr_tensor = torch.tensor([raddr], dtype=torch.int64)
             kernel[(1,)](raddr_tensor)
-        """, NONE),
+        """,
+        NONE,
+    ),
     "negative_fill": (
         """
         import torch
@@ -396,7 +472,9 @@ CASES = {
             for i, t in enumerate(ts):
                 table_ptrs.numpy()[i] = t.data_ptr()
             kernel[(1,)](table_ptrs)
-        """, NONE),
+        """,
+        NONE,
+    ),
     "dict_item_read_by_get": (  # `d[key] = table` then `d.get(key)`: the item read back is the table,
         # and its only reader wants Python ints (right from uint64): no view needed
         """
@@ -409,7 +487,9 @@ CASES = {
                 self.tables[key] = table
             def run(self, key):
                 return self.tables.get(key).tolist()
-        """, UINT64),
+        """,
+        UINT64,
+    ),
     "factory_without_view": (
         """
         import torch
@@ -420,15 +500,21 @@ CASES = {
                 self.table_ptrs.np[:] = [t.data_ptr() for t in ts]
             def run(self):
                 my_ext.launch(self.table_ptrs.gpu)
-        """, NONE),
+        """,
+        NONE,
+    ),
 }
 
 
 def _lint(tmp_path: Path, source: str, *args: str) -> list[dict]:
     path = tmp_path / "m.py"
     path.write_text(source)
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
-                           *args, str(path)], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json", *args, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -461,14 +547,22 @@ def test_configured_consumers_override_the_default(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nuint64-consumers = ["my_ext.*"]\n')
     path = tmp_path / "m.py"
     path.write_text(source)
-    out = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--output-format", "json", "m.py"],
-                         capture_output=True, text=True, cwd=tmp_path).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", "--output-format", "json", "m.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
     assert _kind(json.loads(out)[0]) == UINT64
     (tmp_path / "pyproject.toml").write_text('[tool.ptrlint]\nint64-consumers = ["mypkg.readers.*"]\n')
     source = source.replace("import my_ext", "from mypkg import readers").replace("my_ext.launch", "readers.dump")
     path.write_text(source)
-    out = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--output-format", "json", "m.py"],
-                         capture_output=True, text=True, cwd=tmp_path).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", "--output-format", "json", "m.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
     finding = json.loads(out)[0]
     assert _kind(finding) == BITS and "configured as an int64 consumer" in finding["fix"]["title"]
 
@@ -483,35 +577,56 @@ def test_configured_consumers_are_validated(tmp_path):
     assert proc.returncode == 2 and "uint64-consumers" in proc.stderr
 
 
-@pytest.mark.parametrize("source, flagged", [
-    # written only by compiled code and read only by it: the bits fit int64 exactly
-    ("import torch\nimport ext\n\nclass P:\n    def __init__(self, n):\n        self.peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
-     "        ext.fill(self.peer_ptrs)\n\n    def run(self):\n        ext.reduce(self.peer_ptrs)\n", False),
-    # a placeholder that fixes a kernel's signature
-    ("import torch\nimport ext\n\ndef compiled(n):\n    dummy_desc_ptrs = torch.empty(n, dtype=torch.int64)\n"
-     "    return ext.compile(dummy_desc_ptrs)\n", False),
-    # the same table read back as Python ints: negative above 2**63
-    ("import torch\nimport ext\n\ndef peers(n):\n    peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
-     "    ext.fill(peer_ptrs)\n    return peer_ptrs.tolist()\n", True),
-    # filled by compiled code, readers out of sight (an attribute nothing here reads)
-    ("import torch\nimport ext\n\nclass P:\n    def __init__(self, n):\n        self.peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
-     "        ext.fill(self.peer_ptrs)\n", True),
-    # Python ints enter: always a finding
-    ("import torch\nimport ext\n\ndef f(ts):\n    ext.run(torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64))\n", True),
-])
+@pytest.mark.parametrize(
+    "source, flagged",
+    [
+        # written only by compiled code and read only by it: the bits fit int64 exactly
+        (
+            "import torch\nimport ext\n\nclass P:\n    def __init__(self, n):\n        self.peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
+            "        ext.fill(self.peer_ptrs)\n\n    def run(self):\n        ext.reduce(self.peer_ptrs)\n",
+            False,
+        ),
+        # a placeholder that fixes a kernel's signature
+        (
+            "import torch\nimport ext\n\ndef compiled(n):\n    dummy_desc_ptrs = torch.empty(n, dtype=torch.int64)\n"
+            "    return ext.compile(dummy_desc_ptrs)\n",
+            False,
+        ),
+        # the same table read back as Python ints: negative above 2**63
+        (
+            "import torch\nimport ext\n\ndef peers(n):\n    peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
+            "    ext.fill(peer_ptrs)\n    return peer_ptrs.tolist()\n",
+            True,
+        ),
+        # filled by compiled code, readers out of sight (an attribute nothing here reads)
+        (
+            "import torch\nimport ext\n\nclass P:\n    def __init__(self, n):\n        self.peer_ptrs = torch.empty(n, dtype=torch.int64)\n"
+            "        ext.fill(self.peer_ptrs)\n",
+            True,
+        ),
+        # Python ints enter: always a finding
+        (
+            "import torch\nimport ext\n\ndef f(ts):\n    ext.run(torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64))\n",
+            True,
+        ),
+    ],
+)
 def test_only_python_ints_overflow(source, flagged, tmp_path):
     assert bool([f for f in _lint(tmp_path, source) if f["code"] == "PTR001"]) is flagged
 
 
-@pytest.mark.parametrize("source, safe", [
-    ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = x.data_ptr()\n", True),
-    ("import torch\nt = torch.zeros(4, dtype=torch.uint64)\nt.fill_(x.data_ptr())\n", True),
-    ("import torch\nt = torch.zeros(4, dtype=torch.int32)\nt[0] = x.data_ptr()\n", False),  # would truncate
-    ("import torch\ndef f(t: torch.Tensor, x):\n    t[0] = x.data_ptr()\n", False),  # dtype unknown
-    # a value known to be an address only by its getter's name is not enough for one scalar store (it may
-    # be a binding's int64_t, already wrapped): no finding (issue 62)
-    ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = engine.get_remote_addr()\n", None),
-])
+@pytest.mark.parametrize(
+    "source, safe",
+    [
+        ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = x.data_ptr()\n", True),
+        ("import torch\nt = torch.zeros(4, dtype=torch.uint64)\nt.fill_(x.data_ptr())\n", True),
+        ("import torch\nt = torch.zeros(4, dtype=torch.int32)\nt[0] = x.data_ptr()\n", False),  # would truncate
+        ("import torch\ndef f(t: torch.Tensor, x):\n    t[0] = x.data_ptr()\n", False),  # dtype unknown
+        # a value known to be an address only by its getter's name is not enough for one scalar store (it may
+        # be a binding's int64_t, already wrapped): no finding (issue 62)
+        ("import torch\nt = torch.zeros(4, dtype=torch.int64)\nt[0] = engine.get_remote_addr()\n", None),
+    ],
+)
 def test_store_fix_is_safe_only_for_64_bit_tensors(source, safe, tmp_path):
     stores = [f for f in _lint(tmp_path, source) if f["code"] == "PTR005"]
     if safe is None:
@@ -526,31 +641,41 @@ def test_result_consumers_across_modules(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "tables.py").write_text(
         "import torch\n\n\ndef page_table(pages):\n    return torch.tensor([p.data_ptr() for p in pages], dtype=torch.int64)\n\n\n"
-        "def slot_table(slots):\n    return torch.tensor([s.data_ptr() for s in slots], dtype=torch.int64)\n")
+        "def slot_table(slots):\n    return torch.tensor([s.data_ptr() for s in slots], dtype=torch.int64)\n"
+    )
     (pkg / "launch.py").write_text(
         "import my_ext\n\nfrom .tables import page_table, slot_table\n\n\ndef gather(pages):\n    return my_ext.gather(page_table(pages))\n\n\n"
-        "def slots(ss):\n    return slot_table(ss).tolist()\n")
+        "def slots(ss):\n    return slot_table(ss).tolist()\n"
+    )
     for target in (str(pkg), str(pkg / "tables.py")):  # the whole package, or one file (pre-commit)
-        out = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
-                              target], capture_output=True, text=True, cwd=tmp_path).stdout
+        out = subprocess.run(
+            [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json", target],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        ).stdout
         kinds = {f["line"]: _kind(f) for f in json.loads(out)}
         assert kinds == {5: BITS, 9: UINT64}, (target, kinds)
-    out = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
-                          str(pkg)], capture_output=True, text=True, cwd=tmp_path).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json", str(pkg)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
     title = next(f["fix"]["title"] for f in json.loads(out) if f["line"] == 5)
     assert "launch.py:7" in title, title
 
 
 # ----- fixed code runs --------------------------------------------------------------------------------
-EXTENSION = '''
+EXTENSION = """
 import torch
 MASK = (1 << 64) - 1
 def gather(table):
     if table.dtype != torch.int64:
         raise TypeError(f"pointer table must be int64, got {table.dtype}")
     return [v & MASK for v in table.tolist()]
-'''
-PROGRAM = '''
+"""
+PROGRAM = """
 import torch
 import intext
 
@@ -573,8 +698,8 @@ def scenario():
     want = [p.data_ptr() for p in pages] + [p.data_ptr() + 64 for p in pages] + [p.data_ptr() for p in pages]
     want += [pages[2].data_ptr(), pages[0].data_ptr()]
     assert seen == want, (seen, want)
-'''
-RUN = '''
+"""
+RUN = """
 import importlib, sys
 from ptrlint.runtime import simulate_high_addresses
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
@@ -583,13 +708,18 @@ program.scenario()
 with simulate_high_addresses():
     program.scenario()
 print("OK")
-'''
+"""
 
 
 def _run_program(folder: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PTRLINT_SIMULATE_HIGH_ADDRESSES"}
-    return subprocess.run([sys.executable, "-c", RUN, str(folder / "app"), str(folder / "ext")], capture_output=True,
-                          text=True, env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-c", RUN, str(folder / "app"), str(folder / "ext")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
 
 
 def test_fixed_program_keeps_working_and_survives_high_addresses(tmp_path):
@@ -601,25 +731,37 @@ def test_fixed_program_keeps_working_and_survives_high_addresses(tmp_path):
     (app / "program.py").write_text(PROGRAM)
     before = _run_program(tmp_path)
     assert before.returncode != 0 and "Overflow" in before.stderr  # the bug is real under the simulation
-    fix = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
-                         capture_output=True, text=True, cwd=app)
+    fix = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
+        capture_output=True,
+        text=True,
+        cwd=app,
+    )
     assert "0 remaining" in fix.stdout, fix.stdout + fix.stderr
     fixed = (app / "program.py").read_text()
     assert "dtype=torch.uint64).view(torch.int64)" in fixed  # int64-bound: bit-preserving
     assert "torch.tensor(page.data_ptr(), dtype=torch.uint64)" in fixed  # the store
     after = _run_program(tmp_path)
     assert after.returncode == 0 and after.stdout.strip() == "OK", after.stderr
-    again = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
-                           capture_output=True, text=True, cwd=app)
+    again = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
+        capture_output=True,
+        text=True,
+        cwd=app,
+    )
     assert (app / "program.py").read_text() == fixed and again.returncode == 0, again.stdout  # idempotent, clean
 
 
 def test_cast_fix_names_the_consumer_of_the_result(tmp_path):
-    source = ("import torch\n\ndef f(ts):\n    t = torch.tensor([x.data_ptr() for x in ts], dtype=torch.uint64)\n"
-              "    torch.ops.ext.run(t.long())\n")
+    source = (
+        "import torch\n\ndef f(ts):\n    t = torch.tensor([x.data_ptr() for x in ts], dtype=torch.uint64)\n"
+        "    torch.ops.ext.run(t.long())\n"
+    )
     casts = [f for f in _lint(tmp_path, source) if f["code"] == "PTR004"]
     assert len(casts) == 1 and not casts[0]["fix"]["safe"]
-    assert "torch.ops.ext.run()" in casts[0]["fix"]["title"] and casts[0]["related"][-1]["message"].startswith("consumer:")
+    assert "torch.ops.ext.run()" in casts[0]["fix"]["title"] and casts[0]["related"][-1]["message"].startswith(
+        "consumer:"
+    )
 
 
 COPIES = """
@@ -658,8 +800,12 @@ def test_copies_keep_working_after_the_fix_at_high_addresses(tmp_path):
     (app / "program.py").write_text(COPIES)
     (tmp_path / "ext").mkdir()
     assert _run_program(tmp_path).returncode != 0  # int64 tables overflow at simulated high addresses
-    fix = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
-                         capture_output=True, text=True, cwd=app)
+    fix = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "program.py"],
+        capture_output=True,
+        text=True,
+        cwd=app,
+    )
     fixed = (app / "program.py").read_text()
     assert "0 remaining" in fix.stdout, fix.stdout + fix.stderr
     assert fixed.count("dtype=torch.uint64)") == 2 and "dtype=np.uint64)" in fixed

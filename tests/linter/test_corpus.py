@@ -42,11 +42,19 @@ _UINT64_COMPUTE = re.compile(r"(?:np|numpy)\.uint64\(|\.astype\((?:np|numpy)\.ui
 
 def _accounted_for(old: str, new: str, findings: list[dict], file_findings: list[dict]) -> str | None:
     """Why line ``new`` (ptrlint's fix) may differ from ``old`` (the reference), or None."""
+
     def fixes(kind: str, among: list[dict]) -> list[dict]:
-        return [f for f in among if f["fix"] and (
-            (kind == "bits" and f["fix"]["safe"] and f["fix"]["title"].startswith("Create the table unsigned")) or
-            (kind == "unsafe" and not f["fix"]["safe"] and "unsafe:" in f["fix"]["title"]) or
-            (kind == "ptr007" and f["code"] == "PTR007"))]
+        return [
+            f
+            for f in among
+            if f["fix"]
+            and (
+                (kind == "bits" and f["fix"]["safe"] and f["fix"]["title"].startswith("Create the table unsigned"))
+                or (kind == "unsafe" and not f["fix"]["safe"] and "unsafe:" in f["fix"]["title"])
+                or (kind == "ptr007" and f["code"] == "PTR007")
+            )
+        ]
+
     views = [f for f in fixes("bits", file_findings) if "unsigned numpy view" in f["fix"]["title"]]
     if _UNSIGNED_VIEW.sub("", new) == old and views:
         return "stores through an unsigned view"
@@ -74,11 +82,19 @@ def _differs_by_policy_forms_only(corpus: Path, names: list[str], tmp_path: Path
     in lines each accounted for by a fix (the whole ``cases/`` folder is fixed, as check.py does)."""
     work = tmp_path / "cases"
     shutil.copytree(corpus / "cases", work)
-    out = subprocess.run([sys.executable, "-m", "ptrlint", "--output-format", "json", "--no-cache", "."],
-                         capture_output=True, text=True, cwd=work).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--output-format", "json", "--no-cache", "."],
+        capture_output=True,
+        text=True,
+        cwd=work,
+    ).stdout
     findings = json.loads(out)
-    subprocess.run([sys.executable, "-m", "ptrlint", "--fix", "--no-cache", "--exit-zero", "."],
-                   check=True, capture_output=True, cwd=work)
+    subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--fix", "--no-cache", "--exit-zero", "."],
+        check=True,
+        capture_output=True,
+        cwd=work,
+    )
     for name in names:
         fixed = corpus / "fixed" / name
         actual = (work / name).read_text().splitlines()
@@ -89,8 +105,15 @@ def _differs_by_policy_forms_only(corpus: Path, names: list[str], tmp_path: Path
         for number, (new, old) in enumerate(zip(actual, expected), 1):
             if new != old:
                 line = origin.get(number, number)  # the line of the case the fixed line came from
-                here = [f for f in in_file if f["line"] == line or any(
-                    e["location"]["line"] <= line <= e["end_location"]["line"] for e in (f["fix"] or {}).get("edits", []))]
+                here = [
+                    f
+                    for f in in_file
+                    if f["line"] == line
+                    or any(
+                        e["location"]["line"] <= line <= e["end_location"]["line"]
+                        for e in (f["fix"] or {}).get("edits", [])
+                    )
+                ]
                 assert _accounted_for(old, new, here, in_file), (name, number, old, new, here)
 
 
@@ -111,7 +134,9 @@ def test_shared_corpus_passes_exactly(corpus, tmp_path):
     cmd = shlex.join([sys.executable, "-m", "ptrlint"])
     proc = subprocess.run(
         [sys.executable, str(CORPUS / "check.py"), "--cmd", cmd, "--corpus", str(CORPUS / corpus)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     assert re.search(r"missing=0 unexpected=0 fixdiff=\d+$", last), proc.stdout + proc.stderr
@@ -126,7 +151,9 @@ def test_v3_corpus_runs_fixed_code():
     cmd = shlex.join([sys.executable, "-m", "ptrlint"])
     proc = subprocess.run(
         [sys.executable, str(CORPUS / "v3" / "execcheck.py"), "--cmd", cmd, "--python", sys.executable],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -69,7 +69,8 @@ _SHARED = {
                 return cls(torch.tensor([b.data_ptr() for b in buffers], dtype=torch.int64),
                            torch.zeros(n, dtype=torch.int64))
     """,
-    **{f"app/shared/reader{i}.py": f"""
+    **{
+        f"app/shared/reader{i}.py": f"""
         import intext
 
         from .peers import Peers
@@ -79,15 +80,20 @@ _SHARED = {
             head = peers.addresses + {i * 8}
             intext.gather(head)
             return intext.gather(peers.addresses[{i}:])
-    """ for i in range(4)},
-    **{f"app/shared/writer{i}.py": f"""
+    """
+        for i in range(4)
+    },
+    **{
+        f"app/shared/writer{i}.py": f"""
         from .peers import Peers
 
 
         def write{i}(peers: Peers, buffers):
             view = peers.slots.numpy()
             view[{i}] = buffers[{i}].data_ptr() + {i * 64}
-    """ for i in range(4)},
+    """
+        for i in range(4)
+    },
 }
 
 
@@ -96,8 +102,13 @@ def _lint(root: Path, *args: str, seed: int | None = None, hash_seed: str = "0")
     env["PYTHONHASHSEED"] = hash_seed
     if seed is not None:
         env["PTRLINT_TEST_PERMUTE"] = str(seed)
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--output-format", "json", *args], capture_output=True,
-                          text=True, cwd=root, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--output-format", "json", *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, proc.stdout
 
@@ -123,9 +134,17 @@ def test_the_package_has_findings_of_every_kind(reference):
     assert any("loaded by" in t or "cannot type" in t for t in titles)
 
 
-@pytest.mark.parametrize("jobs, seed, hash_seed", [
-    ("1", 1, "1"), ("2", None, "2"), ("2", 2, "3"), ("2", 3, "random"), ("4", 4, "4"), ("4", 5, "random"),
-])
+@pytest.mark.parametrize(
+    "jobs, seed, hash_seed",
+    [
+        ("1", 1, "1"),
+        ("2", None, "2"),
+        ("2", 2, "3"),
+        ("2", 3, "random"),
+        ("4", 4, "4"),
+        ("4", 5, "random"),
+    ],
+)
 def test_cold_runs_give_the_same_bytes(package, reference, jobs, seed, hash_seed):
     assert _lint(package, "--no-cache", "-j", jobs, ".", seed=seed, hash_seed=hash_seed) == reference
 
@@ -155,8 +174,7 @@ def _kind(finding: dict) -> str:
 def test_a_file_alone_never_gets_a_bolder_fix_than_in_the_whole_tree(package, reference):
     whole = {(f["path"], f["line"], f["code"]): _kind(f) for f in json.loads(reference[1])}
     for path in sorted({p for p, _, _ in whole}):
-        alone = {(f["path"], f["line"], f["code"]): _kind(f)
-                 for f in json.loads(_lint(package, "--no-cache", path)[1])}
+        alone = {(f["path"], f["line"], f["code"]): _kind(f) for f in json.loads(_lint(package, "--no-cache", path)[1])}
         for key, kind in alone.items():
             assert key in whole, (key, "found alone, not in the whole tree")
             assert _BOLDNESS[kind] <= _BOLDNESS[whole[key]], (key, kind, whole[key])

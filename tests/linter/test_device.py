@@ -11,7 +11,7 @@ from ptrlint.config import Config
 from ptrlint.engine import analyse, analyse_module, select_codes
 
 ALL = select_codes(["ALL"], [], [])
-MODULE = '''import torch
+MODULE = """import torch
 import triton
 import triton.language as tl
 
@@ -36,7 +36,7 @@ class Launcher:
 
     def tables(self, blocks):
         return torch.tensor([b.data_ptr() for b in blocks], dtype=torch.int64)
-'''
+"""
 
 
 def test_bodies_are_blanked_and_lines_kept():
@@ -74,7 +74,10 @@ def test_doubtful_blanking_falls_back_to_the_whole_text(source):
     assert ast.dump(tree) == ast.dump(ast.parse(source)) or all(
         ast.unparse(n.body) == "..." for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
     )
-    assert analyse(source, "m.py", Config(), ALL) == analyse_module(source, "m.py", Config(), ALL, tree=ast.parse(source)).findings
+    assert (
+        analyse(source, "m.py", Config(), ALL)
+        == analyse_module(source, "m.py", Config(), ALL, tree=ast.parse(source)).findings
+    )
 
 
 def test_a_syntax_error_outside_kernels_is_still_reported():
@@ -123,11 +126,14 @@ def test_a_kernel_shown_in_a_docstring_or_comment_is_not_blanked():
     assert parse_host(real, ast.parse) is not None
 
 
-@pytest.mark.parametrize("source", [
-    "@property\ndef f(self):\n    return 1\n",
-    "import torch\n\n@torch.jit.script\ndef f(x):\n    return x + 1\n",  # `torch.jit.script` is host code
-    "x = a @ b\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "@property\ndef f(self):\n    return 1\n",
+        "import torch\n\n@torch.jit.script\ndef f(x):\n    return x + 1\n",  # `torch.jit.script` is host code
+        "x = a @ b\n",
+    ],
+)
 def test_text_without_a_device_decorator_name_is_not_split(source):
     assert blank_device_bodies(source) is None
 

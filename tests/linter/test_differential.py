@@ -42,11 +42,17 @@ def test_outputs_match_their_snapshots(tree):
         return
     expected = stored.get(tree, {})
     differing = DIFFERENTIAL.compare(expected, current)
-    assert not differing, (f"{tree}: what ptrlint says changed for {differing} "
-                           "(see benchmarks/differential.py; PTRLINT_UPDATE_SNAPSHOTS=1 when meant)")
+    assert not differing, (
+        f"{tree}: what ptrlint says changed for {differing} "
+        "(see benchmarks/differential.py; PTRLINT_UPDATE_SNAPSHOTS=1 when meant)"
+    )
 
 
 def test_a_changed_output_is_caught():
     before = {"a.py": '{"code": "PTR001"}\n', "b.py": "x\n"}
-    assert DIFFERENTIAL.compare(DIFFERENTIAL.digests(before), DIFFERENTIAL.digests({**before, "b.py": "y\n"})) == ["b.py"]
-    assert DIFFERENTIAL.compare(DIFFERENTIAL.digests(before), DIFFERENTIAL.digests({"a.py": before["a.py"]})) == ["b.py"]
+    assert DIFFERENTIAL.compare(DIFFERENTIAL.digests(before), DIFFERENTIAL.digests({**before, "b.py": "y\n"})) == [
+        "b.py"
+    ]
+    assert DIFFERENTIAL.compare(DIFFERENTIAL.digests(before), DIFFERENTIAL.digests({"a.py": before["a.py"]})) == [
+        "b.py"
+    ]

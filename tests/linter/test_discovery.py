@@ -21,8 +21,9 @@ def _git(*args: str, cwd: Path) -> None:
 
 def _cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", *args], cwd=cwd, capture_output=True,
-                          text=True, env=full_env)
+    return subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", *args], cwd=cwd, capture_output=True, text=True, env=full_env
+    )
 
 
 def _files(*args: str, cwd: Path, env: dict | None = None) -> set[str]:
@@ -34,14 +35,23 @@ def _files(*args: str, cwd: Path, env: dict | None = None) -> set[str]:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    for rel in ("src/app.py", "src/gen/out.py", "generated/a.py", "generated/keep.py", "vendor/lib.py",
-                "pkg/sub/local_only.py", "pkg/sub/kept.py", "pkg/sub/deep/x.py", "logs/run.py", "notes.py",
-                "build_tools/b.py"):
+    for rel in (
+        "src/app.py",
+        "src/gen/out.py",
+        "generated/a.py",
+        "generated/keep.py",
+        "vendor/lib.py",
+        "pkg/sub/local_only.py",
+        "pkg/sub/kept.py",
+        "pkg/sub/deep/x.py",
+        "logs/run.py",
+        "notes.py",
+        "build_tools/b.py",
+    ):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(BUGGY)
-    (root / ".gitignore").write_text(
-        "# generated code\ngenerated/\n/notes.py\nsrc/**/gen/\n*.log\n\\#literal\n")
+    (root / ".gitignore").write_text("# generated code\ngenerated/\n/notes.py\nsrc/**/gen/\n*.log\n\\#literal\n")
     (root / "pkg" / ".gitignore").write_text("sub/local_only.py\n!/sub/kept.py\nsub/deep\n")
     (root / "pyproject.toml").write_text('[tool.ptrlint]\nextend-exclude = ["vendor"]\n')
     _git("init", "-q", cwd=root)
@@ -81,7 +91,8 @@ def test_named_files_are_linted_unless_force_exclude(repo):
 
 def test_config_keys(repo):
     (repo / "pyproject.toml").write_text(
-        '[tool.ptrlint]\nextend-exclude = ["vendor"]\nrespect-gitignore = false\nforce-exclude = true\n')
+        '[tool.ptrlint]\nextend-exclude = ["vendor"]\nrespect-gitignore = false\nforce-exclude = true\n'
+    )
     found = _files(".", cwd=repo)
     assert "generated/a.py" in found and "vendor/lib.py" not in found
     assert _files("vendor/lib.py", "generated/a.py", cwd=repo) == {"generated/a.py"}
@@ -117,8 +128,11 @@ def test_bad_input_is_reported_once_and_does_not_stop_discovery(repo):
 def test_flake8_plugin_and_language_server_skip_excluded_files(repo):
     pytest.importorskip("flake8")
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
-    run = lambda *paths: subprocess.run([sys.executable, "-m", "flake8", "--select", "PTR", *paths],  # noqa: E731
-                                        cwd=repo, capture_output=True, text=True, env=env).stdout
+
+    def run(*paths: str) -> str:
+        command = [sys.executable, "-m", "flake8", "--select", "PTR", *paths]
+        return subprocess.run(command, cwd=repo, capture_output=True, text=True, env=env).stdout
+
     assert "src/app.py:2" in run("src/app.py")
     assert run("vendor/lib.py", "generated/a.py") == ""
     from ptrlint.config import load_file

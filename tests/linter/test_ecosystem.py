@@ -25,7 +25,9 @@ def test_notebook_is_linted_per_cell_with_magics_skipped_and_noqa_honoured(ptrli
     result = ptrlint("--no-cache", "--output-format", "concise", str(notebook.parent))
     assert result.code == 1
     lines = [line for line in result.out.splitlines() if "PTR" in line]
-    assert len(lines) == 1  # the second table carries a noqa comment for PTR002; %-magics and the %%bash cell are skipped
+    assert (
+        len(lines) == 1
+    )  # the second table carries a noqa comment for PTR002; %-magics and the %%bash cell are skipped
     assert lines[0].startswith(f"{notebook}:cell 3:2:59: PTR001 ")
     data = json.loads(ptrlint("--no-cache", "--format", "json", str(notebook)).out)
     assert [(f["cell"], f["line"], f["column"], f["code"]) for f in data] == [(3, 2, 59, "PTR001")]
@@ -59,7 +61,7 @@ def test_invalid_notebook_json_is_a_per_file_error(ptrlint, tmp_path):
 
 # ----- --add-noqa --------------------------------------------------------------------------------------
 def test_add_noqa_is_idempotent_merges_and_spares_multiline_strings(ptrlint, tmp_path):
-    source = textwrap.dedent('''\
+    source = textwrap.dedent("""\
         import torch
 
 
@@ -68,7 +70,7 @@ def test_add_noqa_is_idempotent_merges_and_spares_multiline_strings(ptrlint, tmp
             b = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)  # noqa: E501
             c = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)  # a comment
             return a, b, c
-        ''')
+        """)
     path = tmp_path / "m.py"
     path.write_text(source)
     shown = ptrlint("--no-cache", "--add-noqa", "--diff", str(path))
@@ -84,7 +86,9 @@ def test_add_noqa_is_idempotent_merges_and_spares_multiline_strings(ptrlint, tmp
 
 
 def test_add_noqa_never_writes_into_a_multiline_string(ptrlint, tmp_path):
-    source = 'import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64, layout="""\nstrided""")\n'
+    source = (
+        'import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64, layout="""\nstrided""")\n'
+    )
     path = tmp_path / "m.py"
     path.write_text(source)
     result = ptrlint("--no-cache", "--add-noqa", str(path))
@@ -114,7 +118,9 @@ def test_nested_pyproject_files_each_configure_their_folder(ptrlint, tmp_path):
     found = {f["path"] for f in json.loads(ptrlint("--no-cache", "--format", "json", ".", cwd=tmp_path).out)}
     assert found == {"a.py"}
     assert json.loads(ptrlint("--no-cache", "--format", "json", "legacy/b.py", cwd=tmp_path).out) == []
-    isolated = {f["path"] for f in json.loads(ptrlint("--no-cache", "--isolated", "--format", "json", ".", cwd=tmp_path).out)}
+    isolated = {
+        f["path"] for f in json.loads(ptrlint("--no-cache", "--isolated", "--format", "json", ".", cwd=tmp_path).out)
+    }
     assert isolated == {"a.py", "legacy/b.py", "legacy/plain/c.py"}
 
 

@@ -29,10 +29,13 @@ WRAP = """
 
 CASES: dict[str, Case] = {
     "wrapped_address_into_a_numpy_uint64_table": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import numpy as np
             import torch
-""" + WRAP + """
+"""
+            + WRAP
+            + """
 
             def table(ts):
                 out = np.zeros(len(ts), dtype=np.uint64)
@@ -44,13 +47,18 @@ CASES: dict[str, Case] = {
             def scenario():
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert [int(v) for v in table(ts)] == [t.data_ptr() for t in ts]
-        """},
-        fixes={("app/main.py", 12): UINT64}, codes={("app/main.py", 12): "PTR009"},
+        """
+        },
+        fixes={("app/main.py", 12): UINT64},
+        codes={("app/main.py", 12): "PTR009"},
     ),
     "wrapped_addresses_into_a_torch_uint64_creation": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import torch
-""" + WRAP + """
+"""
+            + WRAP
+            + """
 
             def table(ts):
                 return torch.tensor([to_i64(t.data_ptr()) for t in ts], dtype=torch.uint64)
@@ -59,15 +67,20 @@ CASES: dict[str, Case] = {
             def scenario():
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert table(ts).tolist() == [t.data_ptr() for t in ts]
-        """},
-        fixes={("app/main.py", 9): UINT64}, codes={("app/main.py", 9): "PTR009"},
+        """
+        },
+        fixes={("app/main.py", 9): UINT64},
+        codes={("app/main.py", 9): "PTR009"},
     ),
     "wrapped_address_stored_into_a_torch_uint64_tensor": Case(
         # torch 2.13 stores the negative value's bits (so it ran before); torch 2.14 rejects it
         # (benchmarks/torch214.py runs this case there). The fix stores a uint64 scalar tensor.
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import torch
-""" + WRAP + """
+"""
+            + WRAP
+            + """
 
             def table(ts):
                 out = torch.zeros(len(ts), dtype=torch.uint64)
@@ -79,11 +92,15 @@ CASES: dict[str, Case] = {
             def scenario():
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert table(ts).tolist() == [t.data_ptr() for t in ts]
-        """},
-        fixes={("app/main.py", 11): UINT64}, codes={("app/main.py", 11): "PTR009"}, broken_before=False,
+        """
+        },
+        fixes={("app/main.py", 11): UINT64},
+        codes={("app/main.py", 11): "PTR009"},
+        broken_before=False,
     ),
     "address_packed_with_a_signed_struct_code": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import struct
 
             import torch
@@ -96,11 +113,14 @@ CASES: dict[str, Case] = {
             def scenario():
                 t = torch.zeros(4)
                 assert struct.unpack("<Qi", descriptor(t, 4)) == (t.data_ptr(), 4)
-        """},
-        fixes={("app/main.py", 7): UINT64}, codes={("app/main.py", 7): "PTR008"},
+        """
+        },
+        fixes={("app/main.py", 7): UINT64},
+        codes={("app/main.py", 7): "PTR008"},
     ),
     "addresses_in_a_signed_array_for_an_int64_binding": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import array
 
             import intext
@@ -114,11 +134,14 @@ CASES: dict[str, Case] = {
             def scenario():
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert intext.gather(to_tensor([t.data_ptr() for t in ts])) == [t.data_ptr() for t in ts]
-        """},
-        fixes={("app/main.py", 8): UINT64}, codes={("app/main.py", 8): "PTR008"},
+        """
+        },
+        fixes={("app/main.py", 8): UINT64},
+        codes={("app/main.py", 8): "PTR008"},
     ),
     "address_as_an_int_argument_of_a_custom_op": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import torch
 
             torch.library.define("ptrcase::offset_of", "(int base, int addr) -> int")
@@ -136,12 +159,16 @@ CASES: dict[str, Case] = {
             def scenario():
                 pool = torch.zeros(64)
                 assert offset(pool, pool[8:]) == 32
-        """},
+        """
+        },
         # int64 by design: wrap the arguments (no automatic fix)
-        fixes={("app/main.py", 12): NONE}, codes={("app/main.py", 12): "PTR008"}, fixed_under_simulation=False,
+        fixes={("app/main.py", 12): NONE},
+        codes={("app/main.py", 12): "PTR008"},
+        fixed_under_simulation=False,
     ),
     "per_platform_dtype_for_an_int64_binding": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import intext
             import torch
 
@@ -160,17 +187,21 @@ CASES: dict[str, Case] = {
             def scenario():
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert intext.gather(table(ts)) == [t.data_ptr() for t in ts]
-        """},
+        """
+        },
         # the signed branch is the one CPU and ROCm take; the fix keeps int64 for the binding
         fixes={("app/main.py", 9): UINT64},
     ),
     # ----- negatives ----------------------------------------------------------------------------
     "wrapped_addresses_into_an_int64_table": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import intext
             import numpy as np
             import torch
-""" + WRAP + """
+"""
+            + WRAP
+            + """
 
             def table(ts):
                 return torch.tensor([to_i64(t.data_ptr()) for t in ts], dtype=torch.int64)
@@ -179,11 +210,14 @@ CASES: dict[str, Case] = {
             def scenario():
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert intext.gather(table(ts)) == [t.data_ptr() for t in ts]
-        """},
-        fixes={}, broken_before=False,
+        """
+        },
+        fixes={},
+        broken_before=False,
     ),
     "raw_addresses_into_a_uint64_creation": Case(
-        files={"app/main.py": """
+        files={
+            "app/main.py": """
             import numpy as np
             import torch
 
@@ -197,8 +231,10 @@ CASES: dict[str, Case] = {
                 ts = [torch.zeros(4) for _ in range(3)]
                 a, b = tables(ts)
                 assert a.tolist() == b.tolist() == [t.data_ptr() for t in ts]
-        """},
-        fixes={}, broken_before=False,
+        """
+        },
+        fixes={},
+        broken_before=False,
     ),
 }
 
@@ -242,8 +278,12 @@ def test_a_project_that_runs_only_on_cuda_keeps_its_per_platform_int64(tmp_path:
     root = project(tmp_path, case)
     for platforms, expected in (('["cuda"]', 0), ('["cuda", "xpu"]', 0), ('["cuda", "rocm"]', 1), ('["any"]', 1)):
         (root / "pyproject.toml").write_text(f"[project]\nname = 'app'\n[tool.ptrlint]\nplatforms = {platforms}\n")
-        proc = subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", "--exit-zero", "--output-format", "json",
-                               "."], cwd=root, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "ptrlint", "--no-cache", "--exit-zero", "--output-format", "json", "."],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
         findings = json.loads(proc.stdout)
         assert len(findings) == expected, (platforms, findings)
         if expected:

@@ -379,8 +379,12 @@ def _write(root: Path, files: dict[str, str]) -> dict[tuple[str, int], str]:
 
 
 def _lint(root: Path, *args: str) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
-                           *args, "app"], capture_output=True, text=True, cwd=root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json", *args, "app"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -418,16 +422,24 @@ def test_kwargs_dtype_fix_overrides_it_in_that_call_only(tmp_path):
             assert t.dtype == torch.int64
     """).lstrip()
     (tmp_path / "m.py").write_text(source)
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "m.py"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "m.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     fixed = (tmp_path / "m.py").read_text()
-    assert 'ptrs = torch.tensor([t.data_ptr() for t in tensors], **{**i64, "dtype": torch.uint64}).view(torch.int64)' \
-        in fixed, fixed
+    assert (
+        'ptrs = torch.tensor([t.data_ptr() for t in tensors], **{**i64, "dtype": torch.uint64}).view(torch.int64)'
+        in fixed
+    ), fixed
     assert "sizes = torch.tensor([t.numel() for t in tensors], **i64)" in fixed
     run = subprocess.run([sys.executable, "-c", "import m; m.run()"], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    original = subprocess.run([sys.executable, "-c", source + "\nrun()\n"], capture_output=True, text=True, cwd=tmp_path)
+    original = subprocess.run(
+        [sys.executable, "-c", source + "\nrun()\n"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert "Overflow" in original.stderr  # the bug the fix removes
 
 
@@ -436,8 +448,12 @@ def test_whole_sum_is_computed_in_uint64(tmp_path):
     uint64 (a fix that stopped at the first `+` would meet int64 again and give float64)."""
     root = tmp_path
     _write(root, CASES["signed_operands_from_divmod_and_other_methods"])
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "app"],
-                          capture_output=True, text=True, cwd=root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--fix", "app"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     fixed = (root / "app" / "dma.py").read_text()
     assert "np.uint64(source.data_ptr())" in fixed

@@ -55,7 +55,7 @@ def remote_addr(tensor):
 
 # The package's own Triton-style launcher: `kernel[grid](table)` reads each slot's raw 64 bits,
 # whatever the table's dtype.
-LAUNCHER = '''
+LAUNCHER = """
 import torch
 
 class _Launch:
@@ -68,9 +68,9 @@ class _Launch:
         return launch
 
 copy_kernel = _Launch()
-'''
+"""
 
-RUN = '''
+RUN = """
 import importlib, sys, traceback
 from ptrlint.runtime import simulate_high_addresses
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
@@ -85,7 +85,7 @@ for label, simulate in (("real", False), ("simulated", True)):
         print(label, "ok")
     except Exception as exc:
         print(label, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
-'''
+"""
 
 
 @dataclass
@@ -260,7 +260,8 @@ CASES: dict[str, Case] = {
             """,
         },
         fixes={("app/main.py", 10): UNSAFE},
-        fixed_under_simulation=False, broken_before=False,  # never broken: the binding hands back int64 bits
+        fixed_under_simulation=False,
+        broken_before=False,  # never broken: the binding hands back int64 bits
         unsafe_breaks=True,  # creating it unsigned raises on the negative Python int
     ),
     "numpy_address_arithmetic": Case(
@@ -399,15 +400,21 @@ def project(tmp_path: Path, case: Case) -> Path:
 
 def run(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PTRLINT_SIMULATE_HIGH_ADDRESSES"}
-    proc = subprocess.run([sys.executable, "-c", RUN, str(root), str(root.parent / "ext")], capture_output=True,
-                          text=True, env=env, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN, str(root), str(root.parent / "ext")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr
     return dict(line.split(" ", 1) for line in proc.stdout.splitlines())
 
 
 def ptrlint(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", *args, "."], capture_output=True, text=True,
-                          cwd=root)
+    return subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", *args, "."], capture_output=True, text=True, cwd=root
+    )
 
 
 def kind(finding: dict) -> str:

@@ -15,14 +15,24 @@ IMPORTS = {
     "torch": ["import torch", "import torch as th", "from torch import int64, int32, tensor, zeros, empty"],
     "numpy": ["import numpy as np", "import numpy"],
 }
-TORCH_DTYPES = {"import torch": ["torch.int64", "torch.long", "torch.int32", "torch.float64", "torch.uint64"],
-                "import torch as th": ["th.int64", "th.long", "th.int32", "th.uint64"],
-                "from torch import int64, int32, tensor, zeros, empty": ["int64", "int32"]}
-NUMPY_DTYPES = {"import numpy as np": ["np.int64", "np.intp", "np.uint32", "np.uint64", "'int64'", "int"],
-                "import numpy": ["numpy.int64", "numpy.longlong", "numpy.uint64"]}
+TORCH_DTYPES = {
+    "import torch": ["torch.int64", "torch.long", "torch.int32", "torch.float64", "torch.uint64"],
+    "import torch as th": ["th.int64", "th.long", "th.int32", "th.uint64"],
+    "from torch import int64, int32, tensor, zeros, empty": ["int64", "int32"],
+}
+NUMPY_DTYPES = {
+    "import numpy as np": ["np.int64", "np.intp", "np.uint32", "np.uint64", "'int64'", "int"],
+    "import numpy": ["numpy.int64", "numpy.longlong", "numpy.uint64"],
+}
 NAMES = ["src_ptrs", "dst_addrs", "table", "block_ids", "kv_indptr", "num_ptrs", "sizes", "layer_pointers", "x"]
-VALUES = ["[t.data_ptr() for t in ts]", "[a.ctypes.data for a in arrays]", "[base + i * 64 for i in range(n)]",
-          "[len(t) for t in ts]", "block_list", "[v.data_ptr() - base for v in ts]"]
+VALUES = [
+    "[t.data_ptr() for t in ts]",
+    "[a.ctypes.data for a in arrays]",
+    "[base + i * 64 for i in range(n)]",
+    "[len(t) for t in ts]",
+    "block_list",
+    "[v.data_ptr() - base for v in ts]",
+]
 COMMENTS = ["", "  # keep", "  # noqa: PTR001", "  # ptrlint: ignore[PTR002]"]
 
 

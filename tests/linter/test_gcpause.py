@@ -123,8 +123,12 @@ def test_an_index_run_leaves_no_cyclic_garbage_per_module(tmp_path):
     with collector_restored():
         garbage = cyclic_garbage(work)
     assert any(r.findings for r in runs[0].results.values())
-    ours = [o for o in garbage if (isinstance(o, ModuleFacts) and o.model.context.module.startswith("gcpkg"))
-            or (isinstance(o, Consumers) and o.module_name.startswith("gcpkg"))]
+    ours = [
+        o
+        for o in garbage
+        if (isinstance(o, ModuleFacts) and o.model.context.module.startswith("gcpkg"))
+        or (isinstance(o, Consumers) and o.module_name.startswith("gcpkg"))
+    ]
     assert ours == [], f"{len(ours)} analyses of this run left in cycles"
 
 

@@ -30,8 +30,15 @@ def _plain_module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    for rel in ("pkg/__init__.py", "pkg/mod.py", "pkg/sub/__init__.py", "pkg/sub/deep.py", "top.py",
-                "src/inner/__init__.py", "nopkg/plain.py"):
+    for rel in (
+        "pkg/__init__.py",
+        "pkg/mod.py",
+        "pkg/sub/__init__.py",
+        "pkg/sub/deep.py",
+        "top.py",
+        "src/inner/__init__.py",
+        "nopkg/plain.py",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x = 1\n")
     (tmp_path / "pkg" / "trap.py").mkdir()  # a folder named like a module file is not a module
@@ -42,11 +49,28 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("module", [
-    "pkg", "pkg.mod", "pkg.sub", "pkg.sub.deep", "pkg.sub.deep.name", "pkg.mod.name", "top", "top.x", "inner",
-    "nopkg.plain", "pkg.trap", "pkg.link", "pkg.dangling", "pkg.missing", "torch", "torch.nn.functional",
-    "pkg.sub.missing.deeper",
-])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "pkg",
+        "pkg.mod",
+        "pkg.sub",
+        "pkg.sub.deep",
+        "pkg.sub.deep.name",
+        "pkg.mod.name",
+        "top",
+        "top.x",
+        "inner",
+        "nopkg.plain",
+        "pkg.trap",
+        "pkg.link",
+        "pkg.dangling",
+        "pkg.missing",
+        "torch",
+        "torch.nn.functional",
+        "pkg.sub.missing.deeper",
+    ],
+)
 def test_module_file_answers_what_a_stat_of_each_candidate_answers(tree: Path, module: str) -> None:
     bases = (tree, tree / "src")
     assert layout.module_file(module, bases) == _plain_module_file(module, bases)
@@ -76,7 +100,10 @@ def test_equal_search_bases_are_one_object(tree: Path) -> None:
 def test_a_resolution_shared_between_modules_stops_at_each_ones_own_name(tmp_path: Path) -> None:
     """`a.f` re-exported from `b`: a module other than `b` gets b's summary; `b` itself answers its
     own names from its facts (None), even after another module's lookup filled the shared memo."""
-    summaries = {"a": ModuleSummary("a", "a.py", exports={"f": "b.f"}), "b": ModuleSummary("b", "b.py", classes={"f": []})}
+    summaries = {
+        "a": ModuleSummary("a", "a.py", exports={"f": "b.f"}),
+        "b": ModuleSummary("b", "b.py", classes={"f": []}),
+    }
     view = ProjectView(summaries)
     bases = (tmp_path,)
     other = view.for_module("c", bases)
@@ -104,7 +131,9 @@ def test_rechecked_lookups_shared_between_modules_answer_as_each_module_alone(tm
         view = ProjectView(before)
         assert not any(consulted_changed(recorded[m], view, m, bases, fresh=True) for m in order)
         swapped = ProjectView(before)
-        assert consulted_changed(recorded["b"], swapped, "c", bases) and consulted_changed(recorded["c"], swapped, "b", bases)
+        assert consulted_changed(recorded["b"], swapped, "c", bases) and consulted_changed(
+            recorded["c"], swapped, "b", bases
+        )
     after = {**before, "b": ModuleSummary("b", "b.py", functions={}, classes={})}  # `f` is no class any more
     view = ProjectView(after)
     assert consulted_changed(recorded["c"], view, "c", bases)
@@ -140,7 +169,10 @@ def test_a_new_view_keeps_only_answers_that_no_replaced_summary_or_write_can_alt
         ({"a": a, "b": b, "c": c}, [a, b, c, d]),  # nothing changed
         ({"a": a, "b": ModuleSummary("b", "b.py"), "c": c}, [a, b, c, d]),  # b.f holds no pointer any more
         ({"a": a, "b": b, "c": c}, [a, b, c]),  # nobody writes into c.K.x
-        ({"a": a, "b": b, "c": ModuleSummary("c", "c.py", functions={"g": _value(1)}, classes={"K": ["x"]})}, [a, b, c]),
+        (
+            {"a": a, "b": b, "c": ModuleSummary("c", "c.py", functions={"g": _value(1)}, classes={"K": ["x"]})},
+            [a, b, c],
+        ),
         ({"a": ModuleSummary("a", "a.py", exports={"f": "c.g"}), "b": b, "c": c}, [a, b, c, d]),  # a re-export moved
     ]
     previous = None
@@ -149,7 +181,9 @@ def test_a_new_view_keeps_only_answers_that_no_replaced_summary_or_write_can_alt
         if previous is not None:
             kept.inherit(previous)
         answers = {key: consulted_changed(one, kept, "m", bases, fresh=True) for key, one in recorded.items()}
-        assert answers == {key: consulted_changed(one, ProjectView(summaries, writers=writers), "m", bases, fresh=True)
-                           for key, one in recorded.items()}
+        assert answers == {
+            key: consulted_changed(one, ProjectView(summaries, writers=writers), "m", bases, fresh=True)
+            for key, one in recorded.items()
+        }
         previous = kept
     assert any(answers.values()) and not all(answers.values())

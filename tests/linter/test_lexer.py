@@ -60,8 +60,12 @@ def test_questions_in_any_order():
 
 
 def _files() -> list[Path]:
-    files = [p for folder in ("examples", "tests", "ptrlint", "runtime", "benchmarks") for p in (REPO / folder).glob("**/*.py")
-             if ".cache" not in p.parts]
+    files = [
+        p
+        for folder in ("examples", "tests", "ptrlint", "runtime", "benchmarks")
+        for p in (REPO / folder).glob("**/*.py")
+        if ".cache" not in p.parts
+    ]
     for folder in ("cases", "v2", "v3"):
         if (CORPUS / folder).is_dir():
             files.extend((CORPUS / folder).rglob("*.py"))
@@ -101,8 +105,14 @@ def _bracket_depths(text: str) -> dict[int, int]:
         starts.append(starts[-1] + len(line))
     depth, out, seen = 0, {}, set()
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
-                          tokenize.COMMENT):
+        if token.type in (
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+            tokenize.COMMENT,
+        ):
             continue
         if token.start[0] not in seen:
             seen.add(token.start[0])
@@ -133,12 +143,15 @@ def test_brackets_open_at_each_line_agree_with_tokenize_over_real_files():
     assert checked > 20_000 and inside > 2_000
 
 
-@pytest.mark.parametrize("text, inside", [
-    ("d = {\n    $a: 1,\n}\n$x = 1\n", True),
-    ("s = '(['  # ({\n$x: int = 1\n", False),
-    ('s = f"({x}" + """\n[(\n"""\n$x: int = 1\n', False),
-    ("f(a, [b,\n   (c)],\n  $d)\n", True),
-])
+@pytest.mark.parametrize(
+    "text, inside",
+    [
+        ("d = {\n    $a: 1,\n}\n$x = 1\n", True),
+        ("s = '(['  # ({\n$x: int = 1\n", False),
+        ('s = f"({x}" + """\n[(\n"""\n$x: int = 1\n', False),
+        ("f(a, [b,\n   (c)],\n  $d)\n", True),
+    ],
+)
 def test_brackets_in_strings_and_comments_do_not_count(text, inside):
     at = text.index("$")
     assert ProseMap(text.replace("$", " ")).in_brackets(at) is inside

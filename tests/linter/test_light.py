@@ -26,7 +26,7 @@ offsets: a line at column 0 inside the docstring.
 SINGLE_QUOTED_DOC = "@dataclass\nclass S:\n    '''Fields:\n    a: int\n    '''\n    b: int\n    c: 'str' = \"x\"\n"
 ONE_LINE_DOC = '@dataclass\nclass S:\n    """One line: no fields."""\n    a: int\n    b: int\n'
 DEFAULT_STRING = '@dataclass\nclass S:\n    a: str = """\n    not_a_field: int\n    """\n    b: int\n'
-NAMED_TUPLE = "class P(NamedTuple):\n    \"\"\"\n    x: the x.\n    \"\"\"\n    x: int\n    y: int\n"
+NAMED_TUPLE = 'class P(NamedTuple):\n    """\n    x: the x.\n    """\n    x: int\n    y: int\n'
 CLASSVAR = "@dataclass(frozen=True)\nclass C:\n    n: ClassVar[int] = 1\n    m: int\n"
 PLAIN = 'class Plain:\n    """\n    a: doc\n    """\n    a: int\n'
 
@@ -38,21 +38,31 @@ def _tree_fields(text: str) -> dict[str, list[str]]:
         if not isinstance(node, ast.ClassDef):
             continue
         record = any("dataclass" in ast.unparse(d) for d in node.decorator_list) or any(
-            "NamedTuple" in ast.unparse(b) for b in node.bases)
-        out[node.name] = [s.target.id for s in node.body if record and isinstance(s, ast.AnnAssign)
-                          and isinstance(s.target, ast.Name) and "ClassVar" not in ast.unparse(s.annotation)]
+            "NamedTuple" in ast.unparse(b) for b in node.bases
+        )
+        out[node.name] = [
+            s.target.id
+            for s in node.body
+            if record
+            and isinstance(s, ast.AnnAssign)
+            and isinstance(s.target, ast.Name)
+            and "ClassVar" not in ast.unparse(s.annotation)
+        ]
     return out
 
 
-@pytest.mark.parametrize("text, expected", [
-    (DOCSTRING, {"Spec": ["input_idx", "dim_idx"]}),
-    (SINGLE_QUOTED_DOC, {"S": ["b", "c"]}),
-    (ONE_LINE_DOC, {"S": ["a", "b"]}),
-    (DEFAULT_STRING, {"S": ["a", "b"]}),
-    (NAMED_TUPLE, {"P": ["x", "y"]}),
-    (CLASSVAR, {"C": ["m"]}),
-    (PLAIN, {"Plain": []}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (DOCSTRING, {"Spec": ["input_idx", "dim_idx"]}),
+        (SINGLE_QUOTED_DOC, {"S": ["b", "c"]}),
+        (ONE_LINE_DOC, {"S": ["a", "b"]}),
+        (DEFAULT_STRING, {"S": ["a", "b"]}),
+        (NAMED_TUPLE, {"P": ["x", "y"]}),
+        (CLASSVAR, {"C": ["m"]}),
+        (PLAIN, {"Plain": []}),
+    ],
+)
 def test_fields_are_the_trees(text, expected):
     assert _tree_fields(text) == expected
     assert light_summary(text, "m", False, "m.py").classes == expected

@@ -13,8 +13,10 @@ from ptrlint.planner import files, tasks
 from ptrlint.planner.manifest import SETTLE_NS, Manifest, signature
 
 TABLE = "import torch\n\nclass Tables:\n    ptrs: torch.Tensor\n"
-FILL = ("import torch\nfrom pkg.tables import Tables\n\n"
-        "def fill(t: Tables, ts):\n    t.ptrs = torch.tensor([x.data_ptr() for x in ts], dtype=torch.int64)\n")
+FILL = (
+    "import torch\nfrom pkg.tables import Tables\n\n"
+    "def fill(t: Tables, ts):\n    t.ptrs = torch.tensor([x.data_ptr() for x in ts], dtype=torch.int64)\n"
+)
 PLAIN = "import os\n\nx = os.getcwd()\n"
 BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
 
@@ -168,7 +170,9 @@ torch.cuda.ptr
 
 
 @pytest.mark.parametrize("local", ["torch", "nn", "cuda", "a", "x"])
-@pytest.mark.parametrize("attr", ["data_ptr", "data_ptrs", "data", "cuda", "zeros", "addr_of", "addr", "Module", "é", "ptr"])
+@pytest.mark.parametrize(
+    "attr", ["data_ptr", "data_ptrs", "data", "cuda", "zeros", "addr_of", "addr", "Module", "é", "ptr"]
+)
 def test_a_candidate_spells_a_name_as_its_attribute_uses_list_it(local, attr):
     """The settle round's directed search (one name) answers what the collected uses answer."""
     assert tasks.spells_attribute(_USES_TEXT, local, attr) == (attr in tasks.attribute_uses(_USES_TEXT, local))
@@ -183,8 +187,10 @@ def test_a_task_read_from_disk_keeps_what_the_planner_needs_and_not_its_text(tmp
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     path = tmp_path / "pkg" / "mod.py"
-    path.write_text("import torch\nfrom pkg.other import Table as T\n\n\ndef f(xs):\n"
-                    "    return torch.tensor([x.data_ptr() for x in xs], dtype=torch.int64)\n")
+    path.write_text(
+        "import torch\nfrom pkg.other import Table as T\n\n\ndef f(xs):\n"
+        "    return torch.tensor([x.data_ptr() for x in xs], dtype=torch.int64)\n"
+    )
     task, _sig, _record = tasks.classify(str(path), Settings(Config(), select_codes(["ALL"], [], [])), {})
     assert isinstance(task, tasks.Task) and task.analyse
     assert not task.has_text and task.text == "" and task._imports is None

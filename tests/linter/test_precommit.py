@@ -14,11 +14,27 @@ import pytest
 from ..conftest import REPO
 
 BUGGY = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\ncopy_kernel[(1,)](ptrs)\n"
-NOTEBOOK = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                       "source": BUGGY.splitlines(keepends=True)}],
-            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
-OFFLINE_HINTS = ("Could not find a version", "Failed to establish a new connection", "No matching distribution",
-                 "Temporary failure in name resolution", "Network is unreachable")
+NOTEBOOK = {
+    "cells": [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": BUGGY.splitlines(keepends=True),
+        }
+    ],
+    "metadata": {"language_info": {"name": "python"}},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+OFFLINE_HINTS = (
+    "Could not find a version",
+    "Failed to establish a new connection",
+    "No matching distribution",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+)
 
 
 def _git(*args: str, cwd: Path) -> str:
@@ -51,7 +67,9 @@ def test_precommit_hooks_fail_on_buggy_file_and_fix_it(tmp_path):
     _git("add", "-A", cwd=project)
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_CONFIG_GLOBAL": os.devnull}
 
-    check = subprocess.run([pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    check = subprocess.run(
+        [pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
     output = check.stdout + check.stderr
     if check.returncode != 0 and "PTR001" not in output and any(h in output for h in OFFLINE_HINTS):
         if os.environ.get("PTRLINT_REQUIRE_PRECOMMIT"):
@@ -64,11 +82,15 @@ def test_precommit_hooks_fail_on_buggy_file_and_fix_it(tmp_path):
         f"repos:\n- repo: {REPO}\n  rev: {rev}\n  hooks:\n  - id: ptrlint-fix\n"
     )
     _git("add", "-A", cwd=project)
-    fix = subprocess.run([pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    fix = subprocess.run(
+        [pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
     assert fix.returncode == 1, fix.stdout + fix.stderr  # pre-commit fails a hook that modified files
     assert (project / "buggy.py").read_text() == BUGGY.replace("torch.int64", "torch.uint64")
     _git("add", "-A", cwd=project)
-    again = subprocess.run([pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    again = subprocess.run(
+        [pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
     assert again.returncode == 0, again.stdout + again.stderr
 
 
@@ -104,8 +126,9 @@ def test_precommit_hooks_never_touch_excluded_files(tmp_path):
     _git("add", "-f", "generated/out.py", cwd=project)  # tracked although ignored: pre-commit passes it by name
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_CONFIG_GLOBAL": os.devnull}
 
-    run = subprocess.run([pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env,
-                         timeout=900)
+    run = subprocess.run(
+        [pre_commit, "run", "--all-files"], cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
     output = run.stdout + run.stderr
     if run.returncode != 0 and "Failed" not in output and any(h in output for h in OFFLINE_HINTS):
         if os.environ.get("PTRLINT_REQUIRE_PRECOMMIT"):
@@ -120,8 +143,14 @@ def test_precommit_hooks_never_touch_excluded_files(tmp_path):
 
     (project / "src" / "app.py").write_text(BUGGY)
     _git("add", "-A", cwd=project)
-    staged = subprocess.run([pre_commit, "run", "--files", "vendor/lib.py", "generated/out.py", "src/app.py"],
-                            cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    staged = subprocess.run(
+        [pre_commit, "run", "--files", "vendor/lib.py", "generated/out.py", "src/app.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert staged.returncode == 1, staged.stdout + staged.stderr
     assert "uint64" in (project / "src" / "app.py").read_text()
     assert (project / "vendor" / "lib.py").read_text() == BUGGY

@@ -111,13 +111,43 @@ def _whole_text_evidence(text: str, config: Config) -> bool:
 
 
 EDGE_TEXTS = [
-    "x = 1\n", "ptr", "xptr", "ptrx", "_ptr_", "a.ptrs", "devptrs_", "addresses", "ipaddress", "ipaddresses_x",
-    "caddr", "hptr", "y" * 40 + "ptr", "ptr" + "y" * 40, "xx_address_" + " " * 30, "ctypesx", "CUDA_ARRAY_INTERFACE",
-    "nvshmem_ptr(x)", "ADDR", "p0interp", "s = 'pointer'", "mypointers", "pointers_table",
+    "x = 1\n",
+    "ptr",
+    "xptr",
+    "ptrx",
+    "_ptr_",
+    "a.ptrs",
+    "devptrs_",
+    "addresses",
+    "ipaddress",
+    "ipaddresses_x",
+    "caddr",
+    "hptr",
+    "y" * 40 + "ptr",
+    "ptr" + "y" * 40,
+    "xx_address_" + " " * 30,
+    "ctypesx",
+    "CUDA_ARRAY_INTERFACE",
+    "nvshmem_ptr(x)",
+    "ADDR",
+    "p0interp",
+    "s = 'pointer'",
+    "mypointers",
+    "pointers_table",
     'for k in ("ptrlint_cold", "ptrlint_warm")',  # a window's end cuts the second `ptrlint` to `ptr`
-    "# the ptr table\nx = 1\n", '"""\nholds ptrs\n"""\nptr = 1\n', '"""\nholds ptrs\n"""\nx = 1\n',
-    "s = 'ptr'  # key\n", "x = d['src_ptrs']\n", "h.getdevicepointer(x)", "cuMemAddressReserve(n)", "m.memalloc(4)",
-    "arr.device_ctypes_pointer.value", "# getdevicepointer\nx = 1\n", "# x = d['src_ptrs']\n", 'f"""\n{ptrs}\n"""\n', 'x = f"{d["a"]}"  # ptr\n',
+    "# the ptr table\nx = 1\n",
+    '"""\nholds ptrs\n"""\nptr = 1\n',
+    '"""\nholds ptrs\n"""\nx = 1\n',
+    "s = 'ptr'  # key\n",
+    "x = d['src_ptrs']\n",
+    "h.getdevicepointer(x)",
+    "cuMemAddressReserve(n)",
+    "m.memalloc(4)",
+    "arr.device_ctypes_pointer.value",
+    "# getdevicepointer\nx = 1\n",
+    "# x = d['src_ptrs']\n",
+    'f"""\n{ptrs}\n"""\n',
+    'x = f"{d["a"]}"  # ptr\n',
 ]
 
 
@@ -138,13 +168,47 @@ def test_windowed_evidence_search_equals_the_whole_text_search(pointer_functions
 
 
 SITE_EDGE_TEXTS = [
-    "", "x = 1\n", "tensor", "tensors", "xtensor", "_tensor", "torch.tensor(", "a.to(b)", "a . to", "a.\\\n  long()",
-    "a.  # c\n  int()", "a.totally", "x.int64", "int_", "int__", "np.intp(x)", "# torch.zeros(4)\nx = 1\n",
-    '"""\ntorch.zeros(4)\n"""\nx = 1\n', '"""\ntorch.zeros(4)\n"""\nt = torch.zeros(4)\n', "s = 'x.to(y)'\n",
-    "élan_tensor", "tensor_é", "é.to(x)", "x = make_buffer(4)", "CpuGpuBuffer", "ctypes.c_int64", "Tensor",
-    "new_zeros", "x_new_zeros", "zeros_like_x", "np.ascontiguousarray(a)", "a.new_tensor(b)", "tensors_like",
-    " " * 4090 + "new_zeros(3)", " " * 4094 + "as_tensor(x)", " " * 4093 + "x_new_zeros" + " " * 9000 + "zeros_like",
-    "z" * 5000 + " tensor", " " * 4093 + "tensor", "a\n" * 2046 + "x.to(y)", "# " + "x" * 5000 + "\nzeros", "\n".join(["# comment .to zeros"] * 2000) + "\nx.long()",
+    "",
+    "x = 1\n",
+    "tensor",
+    "tensors",
+    "xtensor",
+    "_tensor",
+    "torch.tensor(",
+    "a.to(b)",
+    "a . to",
+    "a.\\\n  long()",
+    "a.  # c\n  int()",
+    "a.totally",
+    "x.int64",
+    "int_",
+    "int__",
+    "np.intp(x)",
+    "# torch.zeros(4)\nx = 1\n",
+    '"""\ntorch.zeros(4)\n"""\nx = 1\n',
+    '"""\ntorch.zeros(4)\n"""\nt = torch.zeros(4)\n',
+    "s = 'x.to(y)'\n",
+    "élan_tensor",
+    "tensor_é",
+    "é.to(x)",
+    "x = make_buffer(4)",
+    "CpuGpuBuffer",
+    "ctypes.c_int64",
+    "Tensor",
+    "new_zeros",
+    "x_new_zeros",
+    "zeros_like_x",
+    "np.ascontiguousarray(a)",
+    "a.new_tensor(b)",
+    "tensors_like",
+    " " * 4090 + "new_zeros(3)",
+    " " * 4094 + "as_tensor(x)",
+    " " * 4093 + "x_new_zeros" + " " * 9000 + "zeros_like",
+    "z" * 5000 + " tensor",
+    " " * 4093 + "tensor",
+    "a\n" * 2046 + "x.to(y)",
+    "# " + "x" * 5000 + "\nzeros",
+    "\n".join(["# comment .to zeros"] * 2000) + "\nx.long()",
 ]
 
 
@@ -202,7 +266,7 @@ WORDS_THAT_NAME_NOTHING = [
     "import torch\ndef f(\n    t,\n    x_ptr: int,\n):\n    return torch.zeros(4, dtype=torch.int64)\n",  # a parameter's type
 ]
 WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
-    "import torch\ns = '(' + f'[{a}' + \"\"\"{\n\"\"\"  # (\nclass A:\n    x_ptr: int\nt = torch.tensor([A(1).x_ptr], dtype=torch.int64)\n",
+    'import torch\ns = \'(\' + f\'[{a}\' + """{\n"""  # (\nclass A:\n    x_ptr: int\nt = torch.tensor([A(1).x_ptr], dtype=torch.int64)\n',
     "import torch\nx_ptr = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nx_ptr: torch.Tensor = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nx_ptr = None if a else torch.zeros(4, dtype=torch.int64)\n",
@@ -217,8 +281,10 @@ WORDS_THAT_NAME_A_CREATION_OR_A_GETTER = [
     "import torch\nd = {}\nd['src_ptr'] = torch.zeros(4, dtype=torch.int64)\n",
     "import torch\nf(src_ptr=torch.zeros(4, dtype=torch.int64))\n",
     "import torch\nf(src_ptr = torch.zeros(4, dtype=torch.int64))\n",
-    ("import torch\nfrom dataclasses import dataclass\n@dataclass\nclass B:\n    src_ptr: torch.Tensor\n"
-     "b = B(torch.zeros(4, dtype=torch.int64))\n"),
+    (
+        "import torch\nfrom dataclasses import dataclass\n@dataclass\nclass B:\n    src_ptr: torch.Tensor\n"
+        "b = B(torch.zeros(4, dtype=torch.int64))\n"
+    ),
     "import torch\nt = torch.tensor(src_ptrs, dtype=torch.int64)\n",  # a table name, anywhere
     "import torch\nimport cupy\nt = torch.tensor([m.ptr for m in mems], dtype=torch.int64)\n",  # an address attribute
     "import torch\nt = torch.tensor([h.multicast_ptr], dtype=torch.int64)\n",
@@ -241,12 +307,15 @@ def test_a_pointer_word_that_names_a_creation_or_a_getter_is_evidence(source):
     assert _findings(source, True) == _findings(source, False)
 
 
-@pytest.mark.parametrize("codes, expected", [
-    (None, True),  # every rule: the creation is a site
-    (frozenset({"PTR001"}), True),
-    (frozenset({"PTR006"}), False),  # ctypes only: no `ctypes` in the text, so no site of that rule
-    (frozenset({"PTR006", "PTR002"}), True),
-])
+@pytest.mark.parametrize(
+    "codes, expected",
+    [
+        (None, True),  # every rule: the creation is a site
+        (frozenset({"PTR001"}), True),
+        (frozenset({"PTR006"}), False),  # ctypes only: no `ctypes` in the text, so no site of that rule
+        (frozenset({"PTR006", "PTR002"}), True),
+    ],
+)
 def test_the_sites_are_those_of_the_selected_rules(codes, expected):
     """Each rule declares the words its sites leave (ptrlint/catalog.py gathers them); a run with some
     rules selected skips a file that holds none of theirs."""

@@ -14,9 +14,18 @@ import pytest
 
 SOURCE = "import torch\nptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\nprint(ptrs.tolist())\n"
 NOTEBOOK = {
-    "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-               "source": SOURCE.splitlines(keepends=True)}],
-    "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
+    "cells": [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": SOURCE.splitlines(keepends=True),
+        }
+    ],
+    "metadata": {"language_info": {"name": "python"}},
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
 
 PREVIEWS = [
@@ -44,8 +53,9 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 def _run(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptrlint", "--no-cache", *args], cwd=root, input=stdin,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "ptrlint", "--no-cache", *args], cwd=root, input=stdin, capture_output=True, text=True
+    )
 
 
 @pytest.mark.parametrize("flags", PREVIEWS, ids=lambda f: " ".join(f))
@@ -55,8 +65,9 @@ def test_a_preview_never_writes(flags: list[str], tmp_path: Path) -> None:
     assert _digests(tmp_path) == before, proc.stdout  # not a byte changed, notebooks included
     if "--exit-zero" not in flags:
         assert proc.returncode == 1, proc.stderr  # there is a diff
-    assert "+ptrs = torch.tensor" in proc.stdout or "+    \\\"ptrs = torch.tensor" in proc.stdout or \
-        "uint64" in proc.stdout
+    assert (
+        "+ptrs = torch.tensor" in proc.stdout or '+    \\"ptrs = torch.tensor' in proc.stdout or "uint64" in proc.stdout
+    )
 
 
 @pytest.mark.parametrize("flags", PREVIEWS, ids=lambda f: " ".join(f))

@@ -228,8 +228,11 @@ def test_evidence_names_the_other_module_in_json_sarif_and_text(ptrlint, project
     related = findings[0]["related"]
     assert any(r["path"] == "pool/fill.py" and r["line"] == 9 for r in related), related
     sarif = json.loads(ptrlint("--no-cache", "--format", "sarif", "pool/descriptors.py", cwd=project).out)
-    uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
-            for r in sarif["runs"][0]["results"] for loc in r.get("relatedLocations", [])}
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif["runs"][0]["results"]
+        for loc in r.get("relatedLocations", [])
+    }
     assert "pool/fill.py" in uris
     text = ptrlint("--no-cache", "--show-evidence", "pool/tables.py", cwd=project).out
     assert "pool/regions.py:" in text and "returned by `region_bases()`" in text
@@ -239,7 +242,9 @@ def test_a_changed_dependency_is_never_answered_from_the_cache(ptrlint, project)
     first = _keys(_found_cached(ptrlint, project, "pool/tables.py"))
     assert ("pool/tables.py", 11, "PTR001") in first
     regions = project / "pool" / "regions.py"
-    regions.write_text(regions.read_text().replace("return [t.data_ptr() for t in tensors]", "return [0 for t in tensors]"))
+    regions.write_text(
+        regions.read_text().replace("return [t.data_ptr() for t in tensors]", "return [0 for t in tensors]")
+    )
     second = _keys(_found_cached(ptrlint, project, "pool/tables.py"))
     assert ("pool/tables.py", 11, "PTR001") not in second
     assert ("pool/tables.py", 23, "PTR001") in second  # Region.at still returns base + offset
@@ -259,12 +264,15 @@ def test_fix_uses_cross_module_evidence_and_touches_only_linted_files(ptrlint, p
 
 
 def test_an_import_cycle_terminates(ptrlint, tmp_path):
-    root = _write(tmp_path / "cyc", {
-        "cyc/__init__.py": "",
-        "cyc/a.py": "import torch\nfrom .b import g\n\ndef f(t):\n    return [t.data_ptr()] + g(t)\n",
-        "cyc/b.py": "import torch\nfrom .a import f\n\ndef g(t):\n    return []\n\ndef table(t):\n"
-                    "    return torch.tensor(f(t), dtype=torch.int64)  # expect: PTR001\n",
-    })
+    root = _write(
+        tmp_path / "cyc",
+        {
+            "cyc/__init__.py": "",
+            "cyc/a.py": "import torch\nfrom .b import g\n\ndef f(t):\n    return [t.data_ptr()] + g(t)\n",
+            "cyc/b.py": "import torch\nfrom .a import f\n\ndef g(t):\n    return []\n\ndef table(t):\n"
+            "    return torch.tensor(f(t), dtype=torch.int64)  # expect: PTR001\n",
+        },
+    )
     assert _keys(_found(ptrlint, root, ".")) == _expected(root)
 
 
@@ -351,12 +359,16 @@ def _codes(results) -> set[tuple[str, int, str]]:
 
 # A module nothing imports, whose function returns addresses and which writes addresses into another
 # module's class: the writes count, its own summary is not computed.
-_WRITER = ("import torch\nfrom pkg.holder import Holder\n\n\ndef fill(h: Holder, xs):\n"
-           "    view = h.table.numpy()\n    for i, x in enumerate(xs):\n        view[i] = x.data_ptr()\n\n\n"
-           "def more_ptrs(xs):\n    return [x.data_ptr() for x in xs]\n")
-_HOLDER = ("from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass Holder:\n"
-           "    table: torch.Tensor\n\n    @classmethod\n    def empty(cls, n):\n"
-           "        return cls(torch.zeros(n, dtype=torch.int64))\n")
+_WRITER = (
+    "import torch\nfrom pkg.holder import Holder\n\n\ndef fill(h: Holder, xs):\n"
+    "    view = h.table.numpy()\n    for i, x in enumerate(xs):\n        view[i] = x.data_ptr()\n\n\n"
+    "def more_ptrs(xs):\n    return [x.data_ptr() for x in xs]\n"
+)
+_HOLDER = (
+    "from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass Holder:\n"
+    "    table: torch.Tensor\n\n    @classmethod\n    def empty(cls, n):\n"
+    "        return cls(torch.zeros(n, dtype=torch.int64))\n"
+)
 
 
 def test_a_module_nothing_imports_keeps_only_its_writes(tmp_path):
@@ -398,6 +410,7 @@ def _mark_all_imported(monkeypatch, imported: bool) -> None:
         real(tasks, locate)
         for task in tasks:
             task.imported = imported
+
     monkeypatch.setattr(index, "mark_imported", forced)
 
 
@@ -424,7 +437,8 @@ def test_a_cached_partial_summary_is_not_used_once_the_module_is_imported(tmp_pa
     assert not run.tasks[str((tmp_path / "pkg" / "writer.py").resolve())].imported
     (tmp_path / "pkg" / "late.py").write_text(
         "import torch\nfrom pkg.writer import more_ptrs\n\n\ndef f(xs):\n"
-        "    return torch.tensor(more_ptrs(xs), dtype=torch.int64)\n")
+        "    return torch.tensor(more_ptrs(xs), dtype=torch.int64)\n"
+    )
     files.append(str(tmp_path / "pkg" / "late.py"))
     warm_run, warm = _index_run(files, cache)
     from ptrlint.planner.tasks import Stage
@@ -438,12 +452,15 @@ def test_a_cached_partial_summary_is_not_used_once_the_module_is_imported(tmp_pa
 def test_a_file_alone_reaches_a_module_through_a_package_reexport(ptrlint, tmp_path):
     """``import kv`` ... ``kv.handles()`` in a file with no pointer word: ``kv/__init__.py`` (no evidence)
     re-exports it from a module nothing given imports directly, which is read all the same."""
-    root = _write(tmp_path / "repo", {
-        "kv/__init__.py": "from .blocks import handles\n",
-        "kv/blocks.py": "def handles(ts):\n    return [t.data_ptr() for t in ts]\n",
-        "kv/table.py": "import torch\n\nimport kv\n\n\ndef table(ts):\n"
-                       "    return torch.tensor(kv.handles(ts), dtype=torch.int64)  # expect: PTR001\n",
-    })
+    root = _write(
+        tmp_path / "repo",
+        {
+            "kv/__init__.py": "from .blocks import handles\n",
+            "kv/blocks.py": "def handles(ts):\n    return [t.data_ptr() for t in ts]\n",
+            "kv/table.py": "import torch\n\nimport kv\n\n\ndef table(ts):\n"
+            "    return torch.tensor(kv.handles(ts), dtype=torch.int64)  # expect: PTR001\n",
+        },
+    )
     assert _keys(_found(ptrlint, root, "kv/table.py")) == _keys(_found(ptrlint, root, ".")) == _expected(root)
 
 
@@ -488,7 +505,7 @@ def test_a_copy_of_the_tree_does_not_read_the_original_s_summaries(tmp_path):
     assert related and all(str(original) not in path for path in related)
 
 
-_BINDING_USER = '''import torch
+_BINDING_USER = """import torch
 from pkg.session import handle
 
 
@@ -496,13 +513,16 @@ def staged(n):
     out = torch.zeros(n, dtype=torch.int64)
     out[0] = handle()
     return out
-'''
+"""
 
 
-@pytest.mark.parametrize("returned, connected", [
-    ("native.open_session()", False),  # a binding's result, in its own encoding: connects nothing
-    ("t.data_ptr()", True),  # an address: the candidate is analysed, and its table reported
-])
+@pytest.mark.parametrize(
+    "returned, connected",
+    [
+        ("native.open_session()", False),  # a binding's result, in its own encoding: connects nothing
+        ("t.data_ptr()", True),  # an address: the candidate is analysed, and its table reported
+    ],
+)
 def test_only_addresses_connect_a_candidate(tmp_path, returned, connected):
     """A module with a site but no pointer evidence of its own is analysed only when it imports
     something holding addresses. A function handing out what a binding returned (FOREIGN) cannot give
@@ -512,8 +532,8 @@ def test_only_addresses_connect_a_candidate(tmp_path, returned, connected):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "session.py").write_text(  # pointer evidence of its own: analysed, summarised
-        f"import native\n\n\ndef handle(t=None):\n    return {returned}\n\n\n"
-        "def base(t):\n    return t.data_ptr()\n")
+        f"import native\n\n\ndef handle(t=None):\n    return {returned}\n\n\ndef base(t):\n    return t.data_ptr()\n"
+    )
     (tmp_path / "pkg" / "user.py").write_text(_BINDING_USER)
     files = [str(tmp_path / "pkg" / name) for name in ("__init__.py", "session.py", "user.py")]
     run, results = _index_run(files)

@@ -32,8 +32,9 @@ def test_the_catalog_is_generated_from_the_rule_classes():
     path = Path(catalog.__file__)
     text = path.read_text(encoding="utf-8")
     assert catalog.generated(text, ALL_RULES) == text, "the catalog is stale: run `python -m ptrlint.catalog`"
-    assert [(e.code, e.name, e.site_words, e.site_methods) for e in catalog.CATALOG] == \
-        [(r.code, r.name, r.site_words, r.site_methods) for r in ALL_RULES]
+    assert [(e.code, e.name, e.site_words, e.site_methods) for e in catalog.CATALOG] == [
+        (r.code, r.name, r.site_words, r.site_methods) for r in ALL_RULES
+    ]
     assert catalog.rule_name("E999") == "E999"
 
 
@@ -49,8 +50,23 @@ def test_new_rule_fires_from_the_command_line_on_its_own_examples(rule, tmp_path
 
     for i, case in enumerate(rule.INVALID):
         (tmp_path / f"example_{i}.py").write_text(case.code)
-    proc = subprocess.run([sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json",
-                           "--select", rule.code, "."], cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptrlint",
+            "--isolated",
+            "--no-cache",
+            "--output-format",
+            "json",
+            "--select",
+            rule.code,
+            ".",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     counts: dict[str, int] = {}
     for finding in json.loads(proc.stdout):
@@ -64,10 +80,12 @@ def test_choosing_codes_and_reporting_load_no_rule():
     import subprocess
     import sys
 
-    code = ("import sys; from ptrlint.settings import select_codes; from ptrlint import report; "
-            "select_codes(['PTR00'], [], ['PTR005']); "
-            "bad = sorted(m for m in sys.modules if m.startswith(('ptrlint.rules', 'ptrlint.analysis'))); "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys; from ptrlint.settings import select_codes; from ptrlint import report; "
+        "select_codes(['PTR00'], [], ['PTR005']); "
+        "bad = sorted(m for m in sys.modules if m.startswith(('ptrlint.rules', 'ptrlint.analysis'))); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -30,10 +30,15 @@ def fix_file(path: Path) -> None:
         (BUGGY.replace("\n", "\r").encode(), FIXED.replace("\n", "\r").encode()),  # CR-only (old Mac)
         (BUGGY.replace("\n", "\r\n").encode(), FIXED.replace("\n", "\r\n").encode()),
         (b"\xef\xbb\xbf" + BUGGY.encode(), b"\xef\xbb\xbf" + FIXED.encode()),
-        (("# -*- coding: latin-1 -*-\n# \xe9\n" + BUGGY).encode("latin-1"), ("# -*- coding: latin-1 -*-\n# \xe9\n" + FIXED).encode("latin-1")),
+        (
+            ("# -*- coding: latin-1 -*-\n# \xe9\n" + BUGGY).encode("latin-1"),
+            ("# -*- coding: latin-1 -*-\n# \xe9\n" + FIXED).encode("latin-1"),
+        ),
         (BUGGY.replace("ptrs =", "\x0cptrs =").encode(), FIXED.replace("ptrs =", "\x0cptrs =").encode()),  # form feed
-        (b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n\tcopy_kernel[(1,)](ptrs)\n",
-         b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n\tcopy_kernel[(1,)](ptrs)\n"),  # tabs
+        (
+            b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)\n\tcopy_kernel[(1,)](ptrs)\n",
+            b"import torch\nif x:\n\tptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)\n\tcopy_kernel[(1,)](ptrs)\n",
+        ),  # tabs
         (BUGGY.rstrip("\n").encode(), FIXED.rstrip("\n").encode()),  # no final newline
         (("x = '" + "a" * 200_000 + "'\n" + BUGGY).encode(), ("x = '" + "a" * 200_000 + "'\n" + FIXED).encode()),
     ],
@@ -82,7 +87,9 @@ def test_read_only_file_under_fix_is_reported_not_crashed(tmp_path, monkeypatch)
     path = tmp_path / "m.py"
     path.write_text(BUGGY)
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(path) and mode == os.W_OK else real_access(p, mode))
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if str(p) == str(path) and mode == os.W_OK else real_access(p, mode)
+    )
     result = process_file(str(path), Settings(Config(), ALL, fix=True))
     assert result.error is not None and "read-only" in result.error.message
     assert path.read_text() == BUGGY
@@ -131,9 +138,22 @@ def test_symlinked_file_is_fixed_through_the_link(tmp_path):
     assert link.is_symlink() and target.read_text() == FIXED
 
 
-@pytest.mark.parametrize("text", [
-    "", "a", "a\n", "\n", "\n\n", "a\nb", "a\r\nb\rc\n", "a\r", "é\nü\n", "x\x0cy\nz", "x\x0bq\u2028r\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a",
+        "a\n",
+        "\n",
+        "\n\n",
+        "a\nb",
+        "a\r\nb\rc\n",
+        "a\r",
+        "é\nü\n",
+        "x\x0cy\nz",
+        "x\x0bq\u2028r\n",
+    ],
+)
 def test_line_starts_split_as_the_tokenizer_does(text):
     """Lines break at \\r\\n, \\r and \\n only (a form feed or Unicode line separator does not), with or
     without carriage returns in the text."""
@@ -151,8 +171,13 @@ def test_a_long_chain_of_aliases_is_analysed_not_skipped():
     from ptrlint.engine import analyse
 
     n = 3000
-    lines = ["import torch", "def f(ts):", *(f"    x{i} = x{i + 1}" for i in range(n)),
-             f"    x{n} = [t.data_ptr() for t in ts]", "    return torch.tensor(x0, dtype=torch.int64)"]
+    lines = [
+        "import torch",
+        "def f(ts):",
+        *(f"    x{i} = x{i + 1}" for i in range(n)),
+        f"    x{n} = [t.data_ptr() for t in ts]",
+        "    return torch.tensor(x0, dtype=torch.int64)",
+    ]
     findings = analyse("\n".join(lines) + "\n", "generated.py", Config(), ALL)
     assert [(f.code, f.line) for f in findings] == [("PTR001", n + 4)]
 

@@ -9,8 +9,14 @@ from ptrlint.engine import Settings, analyse, fix_loop, select_codes
 from ptrlint.rules import ALL_RULES
 
 ALL = select_codes(["ALL"], [], [])
-CASES_VALID = [pytest.param(rule, i, code, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, code in enumerate(rule.VALID)]
-CASES_INVALID = [pytest.param(rule, i, case, id=f"{rule.code}-invalid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.INVALID)]
+CASES_VALID = [
+    pytest.param(rule, i, code, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, code in enumerate(rule.VALID)
+]
+CASES_INVALID = [
+    pytest.param(rule, i, case, id=f"{rule.code}-invalid-{i}")
+    for rule in ALL_RULES
+    for i, case in enumerate(rule.INVALID)
+]
 
 
 @pytest.mark.parametrize("rule, index, code", CASES_VALID)
@@ -37,7 +43,9 @@ def test_invalid_examples_are_flagged_and_fixed_exactly(rule, index, case):
         assert safe_text == case.fixed
     assert unsafe_text == case.fixed
     # idempotent: the fixed example has nothing left to fix for this rule
-    again, _, _ = fix_loop(unsafe_text, "example.py", unsafe_settings, analyse(unsafe_text, "example.py", Config(), frozenset({rule.code})))
+    again, _, _ = fix_loop(
+        unsafe_text, "example.py", unsafe_settings, analyse(unsafe_text, "example.py", Config(), frozenset({rule.code}))
+    )
     assert again == unsafe_text
 
 

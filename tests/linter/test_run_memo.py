@@ -74,8 +74,12 @@ def _lint(root: Path, *args: str) -> tuple[list[dict], bool]:
             pass
         print("PLANNED" if "ptrlint.planner.index" in sys.modules else "ANSWERED", file=sys.stderr)
     """)
-    proc = subprocess.run([sys.executable, "-c", code, "--exit-zero", "--output-format", "json", *args],
-                          cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--exit-zero", "--output-format", "json", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     assert proc.stderr.strip().endswith(("PLANNED", "ANSWERED")), proc.stderr
     output = json.loads(proc.stdout) if proc.stdout.lstrip().startswith("[") else proc.stdout  # --diff: a diff
     return output, proc.stderr.strip().endswith("PLANNED")

@@ -87,7 +87,10 @@ def test_sarif_carries_findings_rules_fixes_and_evidence(ptrlint, tmp_path):
     from ptrlint.rules import ALL_RULES
 
     assert [r["id"] for r in rules] == [rule.code for rule in ALL_RULES]
-    assert all(r["name"] and r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
+    assert all(
+        r["name"] and r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"]
+        for r in rules
+    )
     results = run["results"]
     assert [r["ruleId"] for r in results] == ["PTR001", "PTR002", "E999"]  # the broken file is a result too
     assert results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
@@ -111,7 +114,9 @@ def test_empty_sarif_is_well_formed(ptrlint, tmp_path):
 
 def test_structural_check_rejects_a_broken_log():
     with pytest.raises((AssertionError, KeyError)):
-        check_sarif_structure({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"message": {}}]}]})
+        check_sarif_structure(
+            {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"message": {}}]}]}
+        )
 
 
 def test_sarif_validates_against_the_official_schema(ptrlint, tmp_path):

@@ -26,16 +26,24 @@ def _imported_after(tmp_path, source: str, *args: str) -> set[str]:
             pass
         print("\\n".join(sorted(sys.modules)), file=sys.stderr)
     """)
-    proc = subprocess.run([sys.executable, "-c", code, "--exit-zero", *args], cwd=tmp_path,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--exit-zero", *args], cwd=tmp_path, capture_output=True, text=True
+    )
     return set(proc.stderr.split())
 
 
-@pytest.mark.parametrize("source, args, absent", [
-    (_SOURCE, ("--no-cache", "a.py"), ("concurrent.futures.process", "multiprocessing", "pathspec", "libcst")),
-    (_SOURCE, ("--isolated", "--no-cache", "--no-project-index", "a.py"), ("concurrent.futures.process", "pathspec")),
-    (_CLEAN, ("--no-cache", "a.py"), ("concurrent.futures.process", "pathspec", "ptrlint.rules", "libcst")),
-])
+@pytest.mark.parametrize(
+    "source, args, absent",
+    [
+        (_SOURCE, ("--no-cache", "a.py"), ("concurrent.futures.process", "multiprocessing", "pathspec", "libcst")),
+        (
+            _SOURCE,
+            ("--isolated", "--no-cache", "--no-project-index", "a.py"),
+            ("concurrent.futures.process", "pathspec"),
+        ),
+        (_CLEAN, ("--no-cache", "a.py"), ("concurrent.futures.process", "pathspec", "ptrlint.rules", "libcst")),
+    ],
+)
 def test_a_run_on_one_file_imports_only_what_it_uses(tmp_path, source, args, absent):
     modules = _imported_after(tmp_path, source, *args)
     assert "ptrlint.cli" in modules  # the run happened

@@ -60,8 +60,14 @@ def _project(root: Path, modules: int = 40) -> list[str]:
 
 
 def _outcome(results) -> list[tuple[str, list[tuple[int, int, str, str]], str | None]]:
-    return [(Path(r.path).name, [(f.line, f.column, f.code, f.message) for f in r.findings],
-             r.error.message if r.error else None) for r in results]
+    return [
+        (
+            Path(r.path).name,
+            [(f.line, f.column, f.code, f.message) for f in r.findings],
+            r.error.message if r.error else None,
+        )
+        for r in results
+    ]
 
 
 def test_a_run_that_parses_ahead_finds_what_one_process_finds(tmp_path, monkeypatch):
@@ -81,6 +87,7 @@ def test_a_run_that_parses_ahead_finds_what_one_process_finds(tmp_path, monkeypa
     def slow_plan(self):  # a plan that takes a while, as a large tree's does: the workers parse meanwhile
         assert parsed.wait(timeout=60), "no worker parsed ahead while the plan waited"
         real_scan(self)
+
     monkeypatch.setattr(workers, "parse_host", parse_and_tell)
     monkeypatch.setattr(ProjectRun, "_scan_importers", slow_plan)
     run = ProjectRun(files, _settings(), jobs=2)
@@ -109,12 +116,14 @@ def planned(tmp_path, monkeypatch):
 
 def _publish(published: str, plan, after: threading.Event | None = None) -> threading.Thread:
     """Publish ``plan`` at once, or once ``after`` is set."""
+
     def write():
         if after is not None:
             assert after.wait(timeout=60)
         with open(published + ".partial", "wb") as handle:
             pickle.dump(plan, handle)
         os.replace(published + ".partial", published)
+
     thread = threading.Thread(target=write)
     thread.start()
     return thread
@@ -131,6 +140,7 @@ def parse_done(monkeypatch) -> threading.Event:
     def freeze_and_tell() -> None:
         real_freeze()
         done.set()
+
     monkeypatch.setattr(workers.gc, "freeze", freeze_and_tell)
     return done
 
@@ -182,6 +192,7 @@ def test_closing_a_pool_before_its_plan_stops_the_workers_parsing_ahead(tmp_path
     def freeze_and_tell() -> None:  # a parse ahead is done and waits for the plan
         real_freeze()
         waiting.set()
+
     monkeypatch.setattr(workers.gc, "freeze", freeze_and_tell)
     pool = RunPool(2, collect=True)
     list(pool.executor().map(os.path.basename, files))  # the workers are up, as after a classification
@@ -197,6 +208,7 @@ def test_closing_a_pool_before_its_plan_stops_the_workers_parsing_ahead(tmp_path
     finally:
         if closing.is_alive():  # unblock the workers, or this process would wait for them at its exit
             from ptrlint.planner.workers import _Plan
+
             _publish(published, _Plan(None, frozenset())).join()
 
 
@@ -223,8 +235,9 @@ def test_shipped_consumers_read_the_planners_imports_only_when_asked(planned, mo
     assert shipped._known == {} and shipped._known_pickled is not None
     reads: list[str] = []
     real_open = open
-    monkeypatch.setattr(consumers, "open", lambda path, *a, **k: reads.append(path) or real_open(path, *a, **k),
-                        raising=False)
+    monkeypatch.setattr(
+        consumers, "open", lambda path, *a, **k: reads.append(path) or real_open(path, *a, **k), raising=False
+    )
     tables = Path(run.paths[0]).parent / "tables.py"
     assert shipped._importers(tables, "pkg.tables") == original._importers(tables, "pkg.tables")
     assert shipped._known == original._known and shipped._known_pickled is None

@@ -23,7 +23,7 @@ def _random_table(n: int, sizes: list[int], seed: int):
     expected = torch.zeros_like(dst)
     for i in range(n):
         k = entry_sizes[i]
-        expected[perm_d[i] * slot: perm_d[i] * slot + k] = src[perm_s[i] * slot: perm_s[i] * slot + k]
+        expected[perm_d[i] * slot : perm_d[i] * slot + k] = src[perm_s[i] * slot : perm_s[i] * slot + k]
     regions = MemoryRegions()
     regions.add(src)
     regions.add(dst)
@@ -82,12 +82,13 @@ def test_left_overlap_with_its_own_source_copies_like_memmove(backend, check):
         pytest.importorskip("triton")
     buf = torch.arange(6000, dtype=torch.int32).to(torch.uint8)
     expected = buf.clone()
-    expected[100:100 + 3000] = buf[400:400 + 3000].clone()
+    expected[100 : 100 + 3000] = buf[400 : 400 + 3000].clone()
     regions = MemoryRegions()
     regions.add(buf)
     table = lambda off: torch.tensor([buf.data_ptr() + off], dtype=torch.uint64)  # noqa: E731
-    batch_memcpy(table(400), table(100), torch.tensor([3000], dtype=torch.int32), check=check, regions=regions,
-                 backend=backend)
+    batch_memcpy(
+        table(400), table(100), torch.tensor([3000], dtype=torch.int32), check=check, regions=regions, backend=backend
+    )
     assert torch.equal(buf, expected)
 
 

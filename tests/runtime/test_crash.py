@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 
-SCRIPT = '''
+SCRIPT = """
 import sys, torch
 from ptrlint.runtime import batch_memcpy, MemoryRegions, PointerBoundsError
 dst = torch.zeros(4096, dtype=torch.uint8)
@@ -24,7 +24,7 @@ if mode == "guarded":
     sys.exit(3)
 batch_memcpy(*table, check="off")
 print("survived")
-'''
+"""
 
 
 def _run(mode: str) -> subprocess.CompletedProcess[str]:

@@ -23,13 +23,16 @@ def _i64(value: int) -> int:  # vLLM's _reinterpret_u64_as_i64
     return value if value < (1 << 63) else value - (1 << 64)
 
 
-def layer_pages(num_blocks: int = 4, conv: tuple[int, int] = (3, 8), temporal: tuple[int, int] = (4, 8),
-                pad: int = 0) -> tuple[torch.Tensor, list[torch.Tensor]]:
+def layer_pages(
+    num_blocks: int = 4, conv: tuple[int, int] = (3, 8), temporal: tuple[int, int] = (4, 8), pad: int = 0
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """A Mamba layer as vLLM binds it: one int8 page per block, conv then temporal state views."""
     conv_bytes, temporal_bytes = conv[0] * conv[1] * 4, temporal[0] * temporal[1] * 4
     pages = torch.zeros(num_blocks, conv_bytes + temporal_bytes + pad, dtype=torch.int8)
-    states = [pages[:, :conv_bytes].view(torch.float32).view(-1, *conv),
-              pages[:, conv_bytes:conv_bytes + temporal_bytes].view(torch.float32).view(-1, *temporal)]
+    states = [
+        pages[:, :conv_bytes].view(torch.float32).view(-1, *conv),
+        pages[:, conv_bytes : conv_bytes + temporal_bytes].view(torch.float32).view(-1, *temporal),
+    ]
     return pages, states
 
 
@@ -56,16 +59,22 @@ def test_strict_targets_accept_a_faithful_table_and_name_what_is_wrong():
 
     moved = table.clone()
     moved[1] ^= 1 << 40
-    with pytest.raises(PointerRoundTripError, match=r"entry 1 of state_base_addrs: address 0x[0-9a-f]+( \(real 0x[0-9a-f]+\))? "
-                       r"is not the address it was filled from \(layer state 1 at 0x[0-9a-f]+, \d+ bytes\)"):
+    with pytest.raises(
+        PointerRoundTripError,
+        match=r"entry 1 of state_base_addrs: address 0x[0-9a-f]+( \(real 0x[0-9a-f]+\))? "
+        r"is not the address it was filled from \(layer state 1 at 0x[0-9a-f]+, \d+ bytes\)",
+    ):
         fused.check_targets(moved, "state_base_addrs", targets, regions)
     with pytest.raises(PointerBoundsError, match="entry 0 of state_base_addrs: null address"):
         fused.check_targets(torch.zeros(2, dtype=torch.int64), "state_base_addrs", targets, regions)
 
     short = MemoryRegions()
     short.add_range(pages.data_ptr(), pages.nbytes - 1, "one byte short")  # the last block's temporal state leaves it
-    with pytest.raises(PointerBoundsError, match=r"entry 1 of state_base_addrs: layer state 1 \[0x[0-9a-f]+( \(real 0x[0-9a-f]+\))?, \+\d+\) "
-                       r"is not inside one registered region; nearest registered region .*one byte short"):
+    with pytest.raises(
+        PointerBoundsError,
+        match=r"entry 1 of state_base_addrs: layer state 1 \[0x[0-9a-f]+( \(real 0x[0-9a-f]+\))?, \+\d+\) "
+        r"is not inside one registered region; nearest registered region .*one byte short",
+    ):
         fused.check_targets(table, "state_base_addrs", targets, short)
 
 
@@ -92,9 +101,15 @@ def test_states_of_one_layer_must_not_share_bytes_within_a_block():
     pages = torch.zeros(4, 224, dtype=torch.int8)  # a page layout bug: the temporal state starts inside conv
     conv = pages[:, :96].view(torch.float32).view(-1, 3, 8)
     temporal = pages[:, 64:192].view(torch.float32).view(-1, 4, 8)
-    bad = [fused.tensor_target(conv, "layer.1 state 0", "layer.1"), fused.tensor_target(temporal, "layer.1 state 1", "layer.1")]
-    with pytest.raises(PointerOverlapError, match=r"entries 0 and 1 of state_base_addrs: layer.1 state 0 \(96 bytes "
-                       r"per block, stride 224\) and layer.1 state 1 \(128 bytes per block, stride 224\) share bytes, \+64"):
+    bad = [
+        fused.tensor_target(conv, "layer.1 state 0", "layer.1"),
+        fused.tensor_target(temporal, "layer.1 state 1", "layer.1"),
+    ]
+    with pytest.raises(
+        PointerOverlapError,
+        match=r"entries 0 and 1 of state_base_addrs: layer.1 state 0 \(96 bytes "
+        r"per block, stride 224\) and layer.1 state 1 \(128 bytes per block, stride 224\) share bytes, \+64",
+    ):
         fused.check_layer_overlaps("state_base_addrs", bad)
     # the same bytes in two layers (vLLM overlays cache groups; a block id belongs to one group): allowed
     shared = [fused.tensor_target(conv, "a state 0", "a"), fused.tensor_target(conv, "b state 0", "b")]
@@ -160,11 +175,19 @@ def test_a_launch_is_refused_before_the_kernel_runs():
     regions = MemoryRegions()
     regions.add(pages)
     regions.add(table)
-    ctx = _Context(state_base_addrs=table_of(states), block_table_ptrs=table_of([table]),
-                   aligned_index_block_table_ptrs=table_of([table]))
-    fused.record_targets(ctx, {"state_base_addrs": [fused.tensor_target(s, f"s{k}", "l") for k, s in enumerate(states)],
-                               "block_table_ptrs": fused.block_table_targets([table], "block table"),
-                               "aligned_index_block_table_ptrs": None})
+    ctx = _Context(
+        state_base_addrs=table_of(states),
+        block_table_ptrs=table_of([table]),
+        aligned_index_block_table_ptrs=table_of([table]),
+    )
+    fused.record_targets(
+        ctx,
+        {
+            "state_base_addrs": [fused.tensor_target(s, f"s{k}", "l") for k, s in enumerate(states)],
+            "block_table_ptrs": fused.block_table_targets([table], "block table"),
+            "aligned_index_block_table_ptrs": None,
+        },
+    )
     fused.check_context(ctx, "strict", overlaps=True, regions=regions)
 
     good = ctx.state_base_addrs.clone()
@@ -187,7 +210,9 @@ def test_a_launch_is_refused_before_the_kernel_runs():
         allowed.append("sync")
         yield
 
-    strict = fused.make_launch(_Context.run_fused_precopy, ("state_base_addrs", "block_table_ptrs"), "strict", sync_allowed)
+    strict = fused.make_launch(
+        _Context.run_fused_precopy, ("state_base_addrs", "block_table_ptrs"), "strict", sync_allowed
+    )
     with default_regions():  # what is registered inside is dropped on exit
         default_regions().add(pages)
         default_regions().add(table)
@@ -220,14 +245,23 @@ def test_a_state_whose_span_runs_past_2_64_is_refused():
     address = TOP - 8
     table = torch.tensor([_i64(address)], dtype=torch.int64)
     target = fused.Target(address, 8192, "state 0")
-    with pytest.raises(PointerBoundsError, match=r"entry 0 of t: state 0 \[0xfffffffffffffff8, \+8192\) runs past 2\*\*64"):
+    with pytest.raises(
+        PointerBoundsError, match=r"entry 0 of t: state 0 \[0xfffffffffffffff8, \+8192\) runs past 2\*\*64"
+    ):
         fused.check_targets(table, "t", [target], regions)
     fused.check_targets(table, "t", [fused.Target(address, 8, "state 0")], regions)  # the last 8 bytes: inside
 
 
-@pytest.mark.parametrize("first, nbytes", [
-    (TOP - 1, 2), (TOP - 8, 8192), (TOP - 4096, 4097), (TOP - 1, 1 << 63), (1 << 63, (1 << 63) + 1),
-])
+@pytest.mark.parametrize(
+    "first, nbytes",
+    [
+        (TOP - 1, 2),
+        (TOP - 8, 8192),
+        (TOP - 4096, 4097),
+        (TOP - 1, 1 << 63),
+        (1 << 63, (1 << 63) + 1),
+    ],
+)
 def test_no_range_that_wraps_is_contained(first, nbytes):
     _only_with_real_numbers()
     import numpy as np

@@ -95,7 +95,7 @@ def test_strict_mode_against_the_oracle(entries):
         if n:
             si, so = locate(s)
             di, do = locate(d)
-            chunk = bytes(model[si][so:so + n])
-            model[di][do:do + n] = chunk
+            chunk = bytes(model[si][so : so + n])
+            model[di][do : do + n] = chunk
     batch_memcpy(src, dst, sizes, check="strict", regions=MEM.regions)
     assert MEM.snapshot() == [bytes(model[i]) for i in range(3)]

@@ -179,7 +179,11 @@ def test_null_and_high_addresses(pools):
 def test_sizes_outside_int32_range(pools):
     src, dst, regions = pools
     s, d = src.data_ptr(), dst.data_ptr()
-    table = (torch.tensor([s], dtype=torch.uint64), torch.tensor([d], dtype=torch.uint64), torch.tensor([-5], dtype=torch.int64))
+    table = (
+        torch.tensor([s], dtype=torch.uint64),
+        torch.tensor([d], dtype=torch.uint64),
+        torch.tensor([-5], dtype=torch.int64),
+    )
     before = dst.clone()
     with pytest.raises(PointerBoundsError, match="size -5"):
         batch_memcpy(*table, check="strict", regions=regions)

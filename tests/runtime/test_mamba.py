@@ -101,7 +101,9 @@ def test_uniform_groups_and_enum_keyed_copy_funcs_size_like_vllm():
     two = MambaSpec(16, ((3, 8), (4, 8)), (torch.float32, torch.float32), mamba_type=Backend.MAMBA2)
     one = MambaSpec(16, ((3, 8),), (torch.float32,), mamba_type=Backend.SHORT_CONV)
     uniform = UniformTypeKVCacheSpecs(16, {"m0": two, "c0": one, "m1": two})
-    config = KVCacheConfig(6, [], [KVCacheGroupSpec(["a0"], AttentionSpec()), KVCacheGroupSpec(["m0", "c0", "m1"], uniform)])
+    config = KVCacheConfig(
+        6, [], [KVCacheGroupSpec(["a0"], AttentionSpec()), KVCacheGroupSpec(["m0", "c0", "m1"], uniform)]
+    )
     funcs = {Backend.MAMBA2: COPY_FUNCS, Backend.SHORT_CONV: COPY_FUNCS[:1]}
     groups = get_mamba_groups(config)
     assert groups == {two: [1], one: [1]} and get_mamba_group_ids(groups) == [1]
@@ -171,7 +173,9 @@ def test_collect_and_copy_follow_vllm_semantics(check, bias):
 def test_same_block_without_bias_is_skipped():
     config = _config()
     bufs = MambaCopyBuffers.create(1, config, COPY_FUNCS, make_buffer_factory("cpu"))
-    collect_mamba_copy_meta(bufs, config, COPY_FUNCS, [1], 2, 2, 0, ReqState([[], [0, 1, 2]]), _forward_context(["m0", "m1"]))
+    collect_mamba_copy_meta(
+        bufs, config, COPY_FUNCS, [1], 2, 2, 0, ReqState([[], [0, 1, 2]]), _forward_context(["m0", "m1"])
+    )
     assert bufs.offset == 0
     do_mamba_copy_block(bufs)  # nothing to do
 

@@ -16,8 +16,8 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def _runtime_examples() -> list[str]:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Runtime guard"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("## Runtime guard") :]
+    section = section[: section.index("\n## ", 1)]
     return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
 
 
@@ -30,8 +30,13 @@ def test_the_runtime_section_has_its_examples():
 def test_a_runtime_example_runs_as_written(index, tmp_path):
     script = tmp_path / "example.py"
     script.write_text(_runtime_examples()[index])
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "PYTHONPATH": ""})
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "TRITON_INTERPRET": "1", "PYTHONPATH": ""},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
@@ -44,8 +49,12 @@ def test_every_file_the_readme_names_exists():
     named = set(re.findall(r"\]\(([^)#\s]+)\)", text)) | set(re.findall(r"`([\w./-]+/[\w./-]*)`", text))
     named |= {f"benchmarks/results/{m}" for m in re.findall(r"`(\w+\.(?:md|json|png))`", text)}
     missing = sorted(
-        p for p in named
-        if not p.startswith(("http", "/", "~")) and p.split("/")[0] in tops and "*" not in p and ".cache" not in p
+        p
+        for p in named
+        if not p.startswith(("http", "/", "~"))
+        and p.split("/")[0] in tops
+        and "*" not in p
+        and ".cache" not in p
         and not (root / p.rstrip("/")).exists()
     )
     assert not missing, missing

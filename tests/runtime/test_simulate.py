@@ -42,7 +42,6 @@ PATCHED = [
 ORIGINALS = {(cls, name): cls.__dict__.get(name) for cls, name in PATCHED}
 
 
-
 @pytest.fixture(autouse=True)
 def _mode_off_around_each_test():
     if simulate.active():
@@ -157,12 +156,18 @@ BUGS = {
     "implicit dtype": (lambda p: torch.tensor([p, p + 8]), ValueError, "PTR002"),
     "numpy int64 array": (lambda p: np.array([p], dtype=np.int64), OverflowError, "uint64"),
     "numpy int64 store": (lambda p: np.zeros(2, dtype=np.int64).__setitem__(0, p), OverflowError, "uint64"),
-    "torch setitem of a Python int": (lambda p: torch.zeros(2, dtype=torch.uint64).__setitem__(0, p), ValueError,
-                                      "PTR005"),
+    "torch setitem of a Python int": (
+        lambda p: torch.zeros(2, dtype=torch.uint64).__setitem__(0, p),
+        ValueError,
+        "PTR005",
+    ),
     ".long()": (lambda p: torch.tensor([p], dtype=torch.uint64).long(), PointerCastError, "PTR004"),
     ".to(torch.int64)": (lambda p: torch.tensor([p], dtype=torch.uint64).to(torch.int64), PointerCastError, "PTR004"),
-    ".to(dtype=torch.int32)": (lambda p: torch.tensor([p], dtype=torch.uint64).to(dtype=torch.int32),
-                               PointerCastError, "PTR004"),
+    ".to(dtype=torch.int32)": (
+        lambda p: torch.tensor([p], dtype=torch.uint64).to(dtype=torch.int32),
+        PointerCastError,
+        "PTR004",
+    ),
     ".double()": (lambda p: torch.tensor([p], dtype=torch.uint64).double(), PointerCastError, "PTR004"),
 }
 
@@ -227,7 +232,7 @@ def _tables(n: int, seed: int):
     dst_ptrs = torch.tensor([dst.data_ptr() + perm[i] * slot for i in range(n)], dtype=torch.uint64)
     expected = torch.zeros_like(dst)
     for i in range(n):
-        expected[perm[i] * slot: perm[i] * slot + sizes[i]] = src[i * slot: i * slot + sizes[i]]
+        expected[perm[i] * slot : perm[i] * slot + sizes[i]] = src[i * slot : i * slot + sizes[i]]
     regions = MemoryRegions()
     regions.add(src)
     regions.add(dst)
@@ -309,7 +314,7 @@ def test_module_runner_runs_a_script_under_the_mode(tmp_path):
     assert "Overflow when unpacking long long" in result.stderr and "ptrlint: simulated high addresses" in result.stderr
 
 
-PLUGIN_TESTS = '''
+PLUGIN_TESTS = """
 import pytest
 import torch
 
@@ -327,9 +332,9 @@ def test_opted_out():
 
 def test_reports_mode(request):
     print("MODE", torch.zeros(4).data_ptr() >= 2**63)
-'''
+"""
 
-FIXTURE_TESTS = '''
+FIXTURE_TESTS = """
 import torch
 
 def test_with_fixture(high_addresses):
@@ -338,7 +343,7 @@ def test_with_fixture(high_addresses):
 
 def test_without_fixture():
     assert torch.zeros(4).data_ptr() < 2**63
-'''
+"""
 
 
 def _pytest(tmp_path: Path, *args: str, ini: str = ""):
@@ -371,7 +376,7 @@ def test_pytest_ini_option_turns_the_mode_on(tmp_path):
 
 
 # ----- the bundled examples fail under the mode and pass after `ptrlint --fix` ---------------------
-EXAMPLE_RUN = '''
+EXAMPLE_RUN = """
 import sys, torch
 sys.path.insert(0, sys.argv[1])
 from ptrlint.runtime import PointerCastError, simulate_high_addresses
@@ -417,7 +422,7 @@ if True:
         b.launch(Kernel())
     step("buffers", buffers)
     step("bind", lambda: mamba_state_copy.StateTable(2).bind(0, caches[1]))
-'''
+"""
 
 
 def _example_outcomes(folder: Path) -> dict[str, str]:
@@ -459,4 +464,3 @@ def test_plugin_is_registered_through_the_entry_point():
 def test_plugin_import_does_not_load_torch():
     code = "import sys, ptrlint.runtime.pytest_plugin\nprint('torch' in sys.modules)"
     assert _run(["-c", code], REPO, {"PTRLINT_SIMULATE_HIGH_ADDRESSES": "0"}).stdout.strip() == "False"
-

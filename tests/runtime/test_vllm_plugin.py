@@ -12,13 +12,19 @@ from ..conftest import FAKE_VLLM_MAMBA_UTILS, make_fake_vllm
 def run_with_fake_vllm(root: Path, mamba_utils_source: str, script: str) -> subprocess.CompletedProcess:
     """Run ``script`` in a fresh interpreter that imports a fake vllm (install() patches process-wide)."""
     make_fake_vllm(root, mamba_utils_source)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
 
-SCRIPT = '''
+SCRIPT = """
 import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
 import torch
@@ -38,7 +44,7 @@ except PointerDtypeError:
     print("GUARDED")
 assert mu.CALLS == []
 print("OK")
-'''
+"""
 
 
 def test_install_patches_fake_vllm_and_is_idempotent(tmp_path: Path):
@@ -49,14 +55,20 @@ def test_install_patches_fake_vllm_and_is_idempotent(tmp_path: Path):
 
 def test_install_without_vllm_returns_false():
     proc = subprocess.run(
-        [sys.executable, "-c", "from ptrlint.runtime import vllm; import sys; sys.exit(0 if vllm.install() is False else 1)"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "from ptrlint.runtime import vllm; import sys; sys.exit(0 if vllm.install() is False else 1)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
 
 
 # vLLM 0.33's layout in miniature: create() already allocates uint64; copies go through batch_memcpy
-FAKE_UINT64_LAYOUT = '''
+FAKE_UINT64_LAYOUT = """
 import dataclasses
 import torch
 
@@ -84,9 +96,9 @@ class MambaCopyBuffers:
 
 def do_mamba_copy_block(copy_bufs):
     raise AssertionError("replaced by the guarded one")
-'''
+"""
 
-KEEP_SCRIPT = '''
+KEEP_SCRIPT = """
 import torch
 from ptrlint.runtime import vllm as plugin, make_buffer_factory, PointerBoundsError
 assert plugin.install(check="strict") is True
@@ -106,7 +118,7 @@ register(src); register(dst)
 mu.do_mamba_copy_block(bufs)
 print("CALLS", mu.CALLS)
 print("INSTALLED", plugin.installed()[0])
-'''
+"""
 
 
 def test_install_keeps_a_create_that_already_allocates_uint64(tmp_path: Path):
@@ -117,7 +129,7 @@ def test_install_keeps_a_create_that_already_allocates_uint64(tmp_path: Path):
 
 # vLLM 0.34's layout in miniature: no MambaCopyBuffers or batch_memcpy; a fused-kernel context whose
 # _populate_metadata writes int64 address tables that its launch methods hand to kernels
-FAKE_034_LAYOUT = '''
+FAKE_034_LAYOUT = """
 import dataclasses
 import torch
 
@@ -165,9 +177,9 @@ class MambaSpecDecodeGPUContext:
         if num_reqs == 0 or not self.is_initialized:
             return
         kernel(self.block_table_ptrs, self.state_base_addrs)
-'''
+"""
 
-SCRIPT_034 = '''
+SCRIPT_034 = """
 import sys, types
 import torch
 from ptrlint.runtime import vllm as plugin, PointerRoundTripError, PointerBoundsError, register
@@ -201,7 +213,7 @@ except PointerRoundTripError as exc:
     print("REFUSED", exc)
 assert mu.LAUNCHED == [2]
 print("OK")
-'''
+"""
 
 
 def test_install_guards_a_034_layout_where_filled_and_launched(tmp_path: Path):
@@ -212,7 +224,7 @@ def test_install_guards_a_034_layout_where_filled_and_launched(tmp_path: Path):
     assert "is not the address it was filled from (m0 state 0 at 0x" in proc.stdout
 
 
-SCRIPT_034_DUCK = '''
+SCRIPT_034_DUCK = """
 import logging, sys, types
 logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="%(message)s")
 import torch
@@ -250,7 +262,7 @@ except PointerRoundTripError as exc:
     print("REFUSED", exc)
 assert mu.LAUNCHED == [2]
 print("OK")
-'''
+"""
 
 
 def test_strict_accepts_a_duck_typed_block_table_and_still_checks_its_entries(tmp_path: Path):

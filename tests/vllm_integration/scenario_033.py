@@ -38,12 +38,17 @@ COPY_FUNCS = {
     MambaAttentionBackendEnum.SHORT_CONV: (get_conv_copy_spec,),
 }
 MAMBA2 = MambaSpec(BLOCK_SIZE, ((3, 8), (4, 8)), (torch.float32, torch.float32))
-SHORT_CONV = MambaSpec(BLOCK_SIZE, ((3, 8),), (torch.float32,), page_size_padded=MAMBA2.page_size_bytes,
-                       mamba_type=MambaAttentionBackendEnum.SHORT_CONV)
+SHORT_CONV = MambaSpec(
+    BLOCK_SIZE,
+    ((3, 8),),
+    (torch.float32,),
+    page_size_padded=MAMBA2.page_size_bytes,
+    mamba_type=MambaAttentionBackendEnum.SHORT_CONV,
+)
 
 
 def config(kind: str) -> KVCacheConfig:
-    """"plain": an attention group and a MambaSpec group; "uniform": a UniformTypeKVCacheSpecs group."""
+    """ "plain": an attention group and a MambaSpec group; "uniform": a UniformTypeKVCacheSpecs group."""
     attention, mamba, _ = hybrid_groups(kind, MAMBA2, SHORT_CONV, BLOCK_SIZE)
     return KVCacheConfig(num_blocks=NUM_BLOCKS, kv_cache_tensors=[], kv_cache_groups=[attention, mamba])
 
@@ -55,8 +60,10 @@ def make_buffer(*size: int, dtype: torch.dtype, numpy: bool = True) -> CpuGpuBuf
 def mamba_layers(cfg: KVCacheConfig) -> dict[str, MambaSpec]:
     group = cfg.kv_cache_groups[1]
     spec = group.kv_cache_spec
-    return {name: (spec.kv_cache_specs[name] if isinstance(spec, UniformTypeKVCacheSpecs) else spec)
-            for name in group.layer_names}
+    return {
+        name: (spec.kv_cache_specs[name] if isinstance(spec, UniformTypeKVCacheSpecs) else spec)
+        for name in group.layer_names
+    }
 
 
 def raw_caches(cfg: KVCacheConfig, seed: int = 0) -> tuple[dict[str, torch.Tensor], dict[str, StateLayer]]:
@@ -64,8 +71,9 @@ def raw_caches(cfg: KVCacheConfig, seed: int = 0) -> tuple[dict[str, torch.Tenso
     gen = torch.Generator().manual_seed(seed)
     caches, layers = {}, {}
     for name, spec in mamba_layers(cfg).items():
-        caches[name] = torch.randint(-128, 127, (NUM_BLOCKS, 1, 1, spec.page_size_bytes), dtype=torch.int8,
-                                     generator=gen)
+        caches[name] = torch.randint(
+            -128, 127, (NUM_BLOCKS, 1, 1, spec.page_size_bytes), dtype=torch.int8, generator=gen
+        )
         layers[name] = StateLayer(spec)
     return caches, layers
 
@@ -118,7 +126,9 @@ def main(argv: list[str]) -> int:
     mu.collect_mamba_copy_meta(bufs, cfg, COPY_FUNCS, bufs.mamba_group_ids, 0, 3, 1, req, layers)
     seen["entries"] = bufs.offset
     mu.do_mamba_copy_block(bufs)
-    seen["copy_exact"] = all(torch.equal(a, b) for name in layers for a, b in zip(layers[name].kv_cache, expected[name]))
+    seen["copy_exact"] = all(
+        torch.equal(a, b) for name in layers for a, b in zip(layers[name].kv_cache, expected[name])
+    )
 
     # the platform's kernel choice is honoured: an override registered the way CpuPlatform does
     from vllm.triton_utils.dispatcher import register_kernels
@@ -163,7 +173,9 @@ def main(argv: list[str]) -> int:
     with real_addresses():
         seen["fused_real"] = int(ctx.block_table_ptrs[0]) == block_table.data_ptr()
     seen["fused_tables"] = {name: getattr(ctx, name).tolist() for name in ("state_base_addrs", "block_table_ptrs")}
-    ctx.state_base_addrs[0] = ctx.state_base_addrs[0] ^ (1 << 40)  # corrupted: outside every region, whatever the layout
+    ctx.state_base_addrs[0] = ctx.state_base_addrs[0] ^ (
+        1 << 40
+    )  # corrupted: outside every region, whatever the layout
     try:
         guard.check_fused_tables(ctx, level)
         seen["fused_truncated"] = "accepted"

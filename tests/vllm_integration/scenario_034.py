@@ -42,8 +42,14 @@ COPY_FUNCS = {
     MambaAttentionBackendEnum.SHORT_CONV: (get_conv_copy_spec,),
 }
 MAMBA2 = MambaSpec(BLOCK_SIZE, ((3, 8), (4, 8)), (torch.float32, torch.float32), mamba_cache_mode="align")
-SHORT_CONV = MambaSpec(BLOCK_SIZE, ((3, 8),), (torch.float32,), page_size_padded=MAMBA2.page_size_bytes,
-                       mamba_type=MambaAttentionBackendEnum.SHORT_CONV, mamba_cache_mode="align")
+SHORT_CONV = MambaSpec(
+    BLOCK_SIZE,
+    ((3, 8),),
+    (torch.float32,),
+    page_size_padded=MAMBA2.page_size_bytes,
+    mamba_type=MambaAttentionBackendEnum.SHORT_CONV,
+    mamba_cache_mode="align",
+)
 BLOCKS = [5, 1, 4, 2, 3, 0, 7, 6]  # request 0's block table row
 
 
@@ -51,8 +57,9 @@ def config(kind: str) -> KVCacheConfig:
     """An attention group and a Mamba group ("plain": one MambaSpec; "uniform": per-layer specs) in one allocation."""
     attention, mamba, specs = hybrid_groups(kind, MAMBA2, SHORT_CONV, BLOCK_SIZE)
     page = MAMBA2.page_size_bytes
-    tensor = KVCacheTensor(size=page * NUM_BLOCKS * len(specs), layers=list(specs), layer_stride=page * NUM_BLOCKS,
-                           block_stride=page)
+    tensor = KVCacheTensor(
+        size=page * NUM_BLOCKS * len(specs), layers=list(specs), layer_stride=page * NUM_BLOCKS, block_stride=page
+    )
     return KVCacheConfig(num_blocks=NUM_BLOCKS, kv_cache_tensors=[tensor], kv_cache_groups=[attention, mamba])
 
 
@@ -61,8 +68,10 @@ def start_up(cfg: KVCacheConfig) -> dict[str, StateLayer]:
     from vllm.v1.worker.cpu.attn_utils import init_kv_cache
 
     spec = cfg.kv_cache_groups[1].kv_cache_spec
-    forward_context = {name: StateLayer(spec.kv_cache_specs[name] if isinstance(spec, UniformTypeKVCacheSpecs) else spec)
-                       for name in cfg.kv_cache_groups[1].layer_names}
+    forward_context = {
+        name: StateLayer(spec.kv_cache_specs[name] if isinstance(spec, UniformTypeKVCacheSpecs) else spec)
+        for name in cfg.kv_cache_groups[1].layer_names
+    }
     vllm_config = VllmConfig(device_config=DeviceConfig(device="cpu"))
     vllm_config.cache_config.kv_cache_layout = "LBHNC"  # what the engine core resolves before workers allocate
     init_kv_cache(forward_context, cfg, torch.device("cpu"), [BLOCK_SIZE, BLOCK_SIZE], vllm_config)
@@ -127,8 +136,9 @@ def main(argv: list[str]) -> int:
     # vLLM's fused pre-copy, through the guard: exactly vLLM's copy semantics
     expected = expected_after_copy(layers, COPY_FUNCS, BLOCKS, 0, 3, 1)
     precopy(ctx, 0, 3, 1)
-    seen["precopy_exact"] = all(torch.equal(a, b) for name in layers
-                                for a, b in zip(layers[name].kv_cache, expected[name]))
+    seen["precopy_exact"] = all(
+        torch.equal(a, b) for name in layers for a, b in zip(layers[name].kv_cache, expected[name])
+    )
     # the post-step align kernel runs through its guarded launch too (nothing to copy: no block boundary)
     before = snapshot(layers)
     ints = lambda *v: torch.tensor([*v, 0, 0][:MAX_REQS], dtype=torch.int32)  # noqa: E731
@@ -140,8 +150,12 @@ def main(argv: list[str]) -> int:
     ctx.state_base_addrs[1] = ctx.state_base_addrs[1] ^ (1 << 40)
     if level == "strict":  # fast does not read entries: launching this would be a wild write
         attempt(seen, "corrupted_precopy", lambda: precopy(ctx, 0, 3, 1), layers)
-        attempt(seen, "corrupted_postprocess", lambda: ctx.run_fused_postprocess_align(
-            1, ints(2), ints(3), ints(4 * BLOCK_SIZE), ints(0)), layers)
+        attempt(
+            seen,
+            "corrupted_postprocess",
+            lambda: ctx.run_fused_postprocess_align(1, ints(2), ints(3), ints(4 * BLOCK_SIZE), ints(0)),
+            layers,
+        )
     attempt(seen, "corrupted_check", lambda: guard.check_fused_tables(ctx, level), layers)
     ctx.state_base_addrs = good.to(torch.int32)  # a narrow (truncating) table
     attempt(seen, "narrow_precopy", lambda: precopy(ctx, 0, 3, 1), layers)
@@ -152,8 +166,12 @@ def main(argv: list[str]) -> int:
     # unbound: a context filled from state tensors no bind_kv_cache_to_layers call ever saw
     stray = {name: StateLayer(lyr.spec, tuple(s.clone() for s in lyr.kv_cache)) for name, lyr in layers.items()}
     other = mu.MambaSpecDecodeGPUContext.create(MAX_REQS, cfg, COPY_FUNCS, stray, torch.device("cpu"))
-    attempt(seen, "unbound_fill", lambda: other.initialize_from_forward_context(cfg, stray, COPY_FUNCS, [block_table]),
-            stray)
+    attempt(
+        seen,
+        "unbound_fill",
+        lambda: other.initialize_from_forward_context(cfg, stray, COPY_FUNCS, [block_table]),
+        stray,
+    )
     emit(seen)
     return 0
 

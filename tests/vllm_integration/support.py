@@ -30,21 +30,31 @@ def require_release(wanted: str) -> None:
     except (PackageNotFoundError, Exception) as exc:  # absent, or a dependency that fails on import
         if required in ("1", wanted):
             pytest.fail(f"vLLM {wanted} is not importable but PTRLINT_REQUIRE_VLLM={required}: {exc!r}")
-        pytest.skip(f"vLLM is not importable ({type(exc).__name__}: {exc}); run scripts/setup_vllm_env.sh {wanted}",
-                    allow_module_level=True)
+        pytest.skip(
+            f"vLLM is not importable ({type(exc).__name__}: {exc}); run scripts/setup_vllm_env.sh {wanted}",
+            allow_module_level=True,
+        )
     if installed != wanted:
         if required == wanted:
             pytest.fail(f"PTRLINT_REQUIRE_VLLM={wanted} but this venv has vLLM {installed}")
-        pytest.skip(f"this venv has vLLM {installed}; the {wanted} suite runs in scripts/setup_vllm_env.sh {wanted}",
-                    allow_module_level=True)
+        pytest.skip(
+            f"this venv has vLLM {installed}; the {wanted} suite runs in scripts/setup_vllm_env.sh {wanted}",
+            allow_module_level=True,
+        )
 
 
 def run_scenario(module: str, *args: str) -> dict:
     """Run ``tests.vllm_integration.<module>`` in a fresh process (install() patches vLLM process-wide)."""
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     env.pop("PTRLINT_GUARD", None)
-    proc = subprocess.run([sys.executable, "-m", f"tests.vllm_integration.{module}", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", f"tests.vllm_integration.{module}", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("SCENARIO ")]
     assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-6000:]
     return json.loads(lines[-1].removeprefix("SCENARIO "))
@@ -89,8 +99,9 @@ def hybrid_groups(kind: str, mamba2, short_conv, block_size: int) -> tuple[objec
     import torch
     from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheGroupSpec, UniformTypeKVCacheSpecs
 
-    attention = KVCacheGroupSpec([layer(0)], FullAttentionSpec(block_size, num_kv_heads=1, head_size=8,
-                                                                dtype=torch.float16))
+    attention = KVCacheGroupSpec(
+        [layer(0)], FullAttentionSpec(block_size, num_kv_heads=1, head_size=8, dtype=torch.float16)
+    )
     if kind == "plain":
         specs = {layer(1): mamba2, layer(2): mamba2}
         mamba = KVCacheGroupSpec(list(specs), mamba2)

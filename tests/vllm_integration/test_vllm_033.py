@@ -85,7 +85,9 @@ def test_strict_starts_through_vllms_plugin_loader(kind):
     _common(seen)
     assert any("bind_kv_cache_to_layers" in line for line in seen["installed"])
     assert seen["registered"] == (3 if kind == "uniform" else 2)  # every bound Mamba cache
-    assert seen["unregistered"].startswith("entry 0: source range [0x") and "Register the buffer" in seen["unregistered"]
+    assert (
+        seen["unregistered"].startswith("entry 0: source range [0x") and "Register the buffer" in seen["unregistered"]
+    )
     assert seen["fused_truncated"].startswith("entry 0 of MambaSpecDecodeGPUContext.state_base_addrs: address 0x")
     assert "is not the address it was filled from (model.layers.1.mixer state 0 at 0x" in seen["fused_truncated"]
 

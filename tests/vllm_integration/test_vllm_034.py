@@ -40,7 +40,8 @@ def _common(seen: dict) -> None:
     assert seen["postprocess_ran"] is True
     assert seen["narrow_precopy"].startswith(NARROW) and seen["narrow_precopy_untouched"] is True
     assert seen["narrow_aligned"].startswith(
-        "PointerDtypeError: MambaSpecDecodeGPUContext.aligned_index_block_table_ptrs has dtype int32")
+        "PointerDtypeError: MambaSpecDecodeGPUContext.aligned_index_block_table_ptrs has dtype int32"
+    )
     installed = " ".join(seen["installed"])
     assert all(name in installed for name in LAUNCHES) and "where filled (_populate_metadata)" in installed
 

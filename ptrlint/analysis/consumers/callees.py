@@ -68,7 +68,8 @@ def loaded_module(model: SemanticModel, func: ast.AST) -> str | None:
             qnames = model.qualified_names(call.func)
             if model.types.class_of_name(call.func) is not None:
                 continue  # a class: an instance of it, not a loaded module
-            if any(not q.startswith("builtins.") for q in qnames) or \
-                    (not qnames and model.types.function_called(call.func) is not None):
+            if any(not q.startswith("builtins.") for q in qnames) or (
+                not qnames and model.types.function_called(call.func) is not None
+            ):
                 return attr_name(call.func)
     return None

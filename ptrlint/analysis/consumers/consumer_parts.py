@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 class ArgumentUses(Protocol):
     """What a call does with an argument (:class:`~.use_kinds.UseClassifier`)."""
 
-    def argument_use(self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object],
-                     keyword: str | None = None) -> list[Use]: ...
+    def argument_use(
+        self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object], keyword: str | None = None
+    ) -> list[Use]: ...
 
     def is_project(self, qname: str) -> bool: ...
 
@@ -38,12 +39,21 @@ class HeldValues(Protocol):
 
     def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]: ...
 
-    def assigned(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, trail: Trail, visited: set[object]) -> list[Use]: ...
+    def assigned(
+        self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, trail: Trail, visited: set[object]
+    ) -> list[Use]: ...
 
     def dict_value(self, node: ast.Dict, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]: ...
 
-    def constructor(self, call: ast.Call, expr: ast.AST, class_id: int | str, keyword: str | None, trail: Trail,
-                    visited: set[object]) -> list[Use]: ...
+    def constructor(
+        self,
+        call: ast.Call,
+        expr: ast.AST,
+        class_id: int | str,
+        keyword: str | None,
+        trail: Trail,
+        visited: set[object],
+    ) -> list[Use]: ...
 
 
 class IntEntries(Protocol):
@@ -126,8 +136,9 @@ class UseSearch(Protocol):
 
     def context(self, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]: ...
 
-    def class_uses(self, roots: list[Key], trail: Trail, visited: set[object],
-                   anchor: ast.AST | None = None) -> list[Use]: ...
+    def class_uses(
+        self, roots: list[Key], trail: Trail, visited: set[object], anchor: ast.AST | None = None
+    ) -> list[Use]: ...
 
     def carried(self, found: list[Use] | None, trail: Trail) -> list[Use]: ...
 
@@ -137,8 +148,9 @@ class UseSearch(Protocol):
 
     def container_uses(self, container: ast.expr, trail: Trail, visited: set[object]) -> list[Use]: ...
 
-    def call_parameter_uses(self, function: FunctionNode, call: ast.Call, expr: ast.AST, trail: Trail,
-                            visited: set[object]) -> list[Use]: ...
+    def call_parameter_uses(
+        self, function: FunctionNode, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object]
+    ) -> list[Use]: ...
 
 
 class ConsumersPart:

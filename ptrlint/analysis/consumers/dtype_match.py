@@ -18,8 +18,9 @@ from .consumer_parts import ConsumersPart
 from .uses import COMBINING_FUNCTIONS, Trail, Use, UseKind
 
 # Calls that build a Python dict or list (a table stored into one is held, not copied).
-CONTAINER_CONSTRUCTORS = frozenset({"builtins.dict", "builtins.list", "collections.defaultdict",
-                                    "collections.OrderedDict"})
+CONTAINER_CONSTRUCTORS = frozenset(
+    {"builtins.dict", "builtins.list", "collections.defaultdict", "collections.OrderedDict"}
+)
 _UNSIGNED = ("torch.uint64", "numpy.uint64")
 
 
@@ -42,14 +43,24 @@ class DtypeMatch(ConsumersPart):
             return [Use(UseKind.READY, node, "copied into another buffer")]
         if self.facts.tensors.is_signed_numpy_array(target.value) or self._unsigned(target.value):
             return [Use(UseKind.READY, node, "copied into another buffer")]
-        return [Use(UseKind.INT64, node, f"stored by index into `{_short(target.value)}`, whose dtype must match "
-                                         "(torch's index_put)", trail.after)]
+        return [
+            Use(
+                UseKind.INT64,
+                node,
+                f"stored by index into `{_short(target.value)}`, whose dtype must match (torch's index_put)",
+                trail.after,
+            )
+        ]
 
     def source_of(self, call: ast.Call, func: ast.Attribute, after: bool) -> Use:
         """``dest.index_copy_(dim, index, table)`` and the like: the source must have ``dest``'s dtype."""
         receiver = _short(func.value)
-        return Use(UseKind.INT64, call, f"the source of `{receiver}.{func.attr}()`, whose dtype must match "
-                                        f"`{receiver}`'s (torch requires it)", after)
+        return Use(
+            UseKind.INT64,
+            call,
+            f"the source of `{receiver}.{func.attr}()`, whose dtype must match `{receiver}`'s (torch requires it)",
+            after,
+        )
 
     def combined_with(self, call: ast.Call, expr: ast.AST, qnames: set[str]) -> str | None:
         """Another tensor a combining function (``torch.cat``, ``torch.where``) puts beside the table,
@@ -81,10 +92,14 @@ class DtypeMatch(ConsumersPart):
         if key is None:
             return False
         root = self.facts.root(key)
-        creations = [self.model.creation_by_id[k.call] for k in self.facts.stored.get(root, [])
-                     if k.call in self.model.creation_by_id]
-        return bool(creations) and all(c.dtype is not None and self.model.types.dtype_qname(c.dtype) in _UNSIGNED
-                                       for c in creations)
+        creations = [
+            self.model.creation_by_id[k.call]
+            for k in self.facts.stored.get(root, [])
+            if k.call in self.model.creation_by_id
+        ]
+        return bool(creations) and all(
+            c.dtype is not None and self.model.types.dtype_qname(c.dtype) in _UNSIGNED for c in creations
+        )
 
     def _python_container(self, dest: ast.expr) -> bool:
         """``dest`` is bound only to Python dicts or lists (a literal, a comprehension, ``dict()``)."""
@@ -95,5 +110,8 @@ class DtypeMatch(ConsumersPart):
     def _container_expr(self, expr: ast.expr) -> bool:
         if isinstance(expr, (ast.Dict, ast.List, ast.DictComp, ast.ListComp)):
             return True
-        return isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and bool(
-            self.model.qualified_names(expr.func) & CONTAINER_CONSTRUCTORS)
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, (ast.Name, ast.Attribute))
+            and bool(self.model.qualified_names(expr.func) & CONTAINER_CONSTRUCTORS)
+        )

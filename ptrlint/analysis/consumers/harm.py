@@ -56,15 +56,22 @@ class HarmModel(ConsumersPart):
         read = next((u for u in uses if u.kind in (UseKind.READBACK, UseKind.ORDER)), None)
         if read is not None:
             what = "ordered" if read.kind is UseKind.ORDER else "read back as Python numbers"
-            return Harm(f"its values are {what} ({describe(read)}): an address >= 2**63 stored in it reads as a "
-                        "negative number", ERROR, read.node)
+            return Harm(
+                f"its values are {what} ({describe(read)}): an address >= 2**63 stored in it reads as a "
+                "negative number",
+                ERROR,
+                read.node,
+            )
         unwritten = creation.data is None and creation.fill is None and not any(u.write or u.opaque for u in uses)
         # a placeholder nothing writes, kept in a private name nothing in the project reads: no values, no reader
         leave = next((u for u in uses if u.kind is UseKind.ESCAPE and not (u.private and unwritten)), None)
         if leave is not None:
-            return Harm(f"no Python int enters it (only bits), but its values leave for code ptrlint cannot see "
-                        f"({describe(leave)}); read back as Python numbers there, an address >= 2**63 is negative",
-                        NOTE, leave.node)
+            return Harm(
+                f"no Python int enters it (only bits), but its values leave for code ptrlint cannot see "
+                f"({describe(leave)}); read back as Python numbers there, an address >= 2**63 is negative",
+                NOTE,
+                leave.node,
+            )
         return None
 
     def ctypes_read_back(self, field: str | None, container: ast.AST | None) -> ast.AST | None:
@@ -90,13 +97,16 @@ class HarmModel(ConsumersPart):
         model = self.model
         key: Key | None
         if owner is not None:
+
             def instance(expr: ast.AST) -> bool:
                 if isinstance(expr, ast.Call):
                     return model.types.class_of_name(expr.func) == owner
                 key = model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
-                return key is not None and any(b.how == "expr" and isinstance(b.expr, ast.Call) and
-                                               model.types.class_of_name(b.expr.func) == owner
-                                               for b in model.bindings.get(key, []))
+                return key is not None and any(
+                    b.how == "expr" and isinstance(b.expr, ast.Call) and model.types.class_of_name(b.expr.func) == owner
+                    for b in model.bindings.get(key, [])
+                )
+
             for returned in model.returns.values():
                 found: ast.AST | None = next((r for r in returned if instance(r)), None)
                 if found is not None:

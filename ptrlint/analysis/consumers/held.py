@@ -24,8 +24,23 @@ from .dtype_match import DtypeMatch
 from .uses import COMBINING_FUNCTIONS, LOOPS, READY_FUNCTIONS, Trail, Use, UseKind
 
 # Methods of a list, tuple or dict that read nothing of a table it holds.
-_CONTAINER_READY = frozenset({"index", "count", "keys", "__len__", "append", "extend", "insert", "clear", "remove",
-                              "setdefault", "update", "add", "discard"})
+_CONTAINER_READY = frozenset(
+    {
+        "index",
+        "count",
+        "keys",
+        "__len__",
+        "append",
+        "extend",
+        "insert",
+        "clear",
+        "remove",
+        "setdefault",
+        "update",
+        "add",
+        "discard",
+    }
+)
 _COPIES = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed", "copy.copy"})
 
 
@@ -81,8 +96,11 @@ class HeldUses(ConsumersPart):
         if cls is ast.IfExp:
             return search.context(parent, trail.step(), visited) if parent.test is not expr else []  # type: ignore[attr-defined]
         if cls in (ast.Starred, ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda):
-            return [] if kind == "field" else [Use(UseKind.ESCAPE, parent, "a container holding it is yielded, "
-                                                                          "unpacked or captured", after)]
+            return (
+                []
+                if kind == "field"
+                else [Use(UseKind.ESCAPE, parent, "a container holding it is yielded, unpacked or captured", after)]
+            )
         return []
 
     # ----- taking the table out -------------------------------------------------------------------
@@ -95,8 +113,12 @@ class HeldUses(ConsumersPart):
         index = _constant(node.slice)
         if isinstance(node.slice, ast.Slice):
             return self.search.context(node, trail.step(path=(("item", None), *trail.path[1:])), visited)
-        if kind in ("index", "key") and index is not ... and index != value and \
-                not (kind == "index" and isinstance(index, int) and index < 0):  # `pair[-1]` may be it
+        if (
+            kind in ("index", "key")
+            and index is not ...
+            and index != value
+            and not (kind == "index" and isinstance(index, int) and index < 0)
+        ):  # `pair[-1]` may be it
             return []  # another item
         return self.search.context(node, trail.out(), visited)
 
@@ -117,13 +139,18 @@ class HeldUses(ConsumersPart):
         if method == "copy":
             return search.context(call, trail.step(), visited)
         if method in ("values", "items") and kind == "key":
-            return search.context(call, trail.step(path=(("item", None), *trail.path[1:])), visited) \
-                if method == "values" else [Use(UseKind.ESCAPE, call, "a dict holding it is iterated over", trail.after)]
+            return (
+                search.context(call, trail.step(path=(("item", None), *trail.path[1:])), visited)
+                if method == "values"
+                else [Use(UseKind.ESCAPE, call, "a dict holding it is iterated over", trail.after)]
+            )
         if method in _CONTAINER_READY:
             return []
         return [Use(UseKind.ESCAPE, call, f"a container holding it goes through `.{method}()`", trail.after)]
 
-    def assigned(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, trail: Trail, visited: set[object]) -> list[Use]:
+    def assigned(
+        self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, trail: Trail, visited: set[object]
+    ) -> list[Use]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         out: list[Use] = []
         for target in targets:
@@ -148,7 +175,9 @@ class HeldUses(ConsumersPart):
         if isinstance(target, (ast.Tuple, ast.List)):
             kind, value = trail.path[0]
             if kind == "field":
-                return [Use(UseKind.ESCAPE, node, "an object holding it is unpacked", trail.after)] if value == "*" else []
+                return (
+                    [Use(UseKind.ESCAPE, node, "an object holding it is unpacked", trail.after)] if value == "*" else []
+                )
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             out: list[Use] = []
             for position, element in enumerate(target.elts):
@@ -160,8 +189,9 @@ class HeldUses(ConsumersPart):
         return []
 
     # ----- passing the container on ---------------------------------------------------------------
-    def argument(self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object],
-                 keyword: str | None = None) -> list[Use]:
+    def argument(
+        self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object], keyword: str | None = None
+    ) -> list[Use]:
         """A call given the container: code of the project follows it; code ptrlint cannot see may read it."""
         search, model = self.search, self.model
         kind = trail.path[0][0]
@@ -171,22 +201,32 @@ class HeldUses(ConsumersPart):
         if qnames & READY_FUNCTIONS:
             return []
         loop = search.parent(call)
-        if qnames & {"builtins.enumerate", "builtins.zip"} and kind in ("index", "item") and \
-                isinstance(loop, LOOPS) and loop.iter is call and isinstance(loop.target, (ast.Tuple, ast.List)):
+        if (
+            qnames & {"builtins.enumerate", "builtins.zip"}
+            and kind in ("index", "item")
+            and isinstance(loop, LOOPS)
+            and loop.iter is call
+            and isinstance(loop.target, (ast.Tuple, ast.List))
+        ):
             # `for i, t in enumerate(tables)`, `for s, d in zip(srcs, dsts)`: the loop binds the items
             slot = 1 if "builtins.enumerate" in qnames else next(i for i, a in enumerate(call.args) if a is expr)
             targets = loop.target.elts
             return self.bound(targets[slot], loop, trail.out(), visited) if slot < len(targets) else []
         if qnames & _COPIES:
-            return search.context(call, trail.step(path=(("item", None), *trail.path[1:])) if kind == "index" else trail.step(),
-                             visited)
+            return search.context(
+                call, trail.step(path=(("item", None), *trail.path[1:])) if kind == "index" else trail.step(), visited
+            )
         if kind in ("index", "item") and any(q.startswith(("torch.", "numpy.")) for q in qnames):
             # `torch.stack(tables)`, `dist.all_gather(tables, mine)`: torch and numpy take a sequence of
             # tensors as the tensors themselves; a combining one (`torch.cat([header, table])`) is judged
             # on the element itself, beside its partners
             step = trail.path[0][1]
-            if qnames & COMBINING_FUNCTIONS and isinstance(expr, (ast.List, ast.Tuple)) and isinstance(step, int) \
-                    and 0 <= step < len(expr.elts):
+            if (
+                qnames & COMBINING_FUNCTIONS
+                and isinstance(expr, (ast.List, ast.Tuple))
+                and isinstance(step, int)
+                and 0 <= step < len(expr.elts)
+            ):
                 return search.kinds.argument_use(call, expr.elts[step], trail.out(), visited, keyword)
             return search.kinds.argument_use(call, expr, trail.out(), visited, keyword)
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and not qnames:
@@ -208,14 +248,29 @@ class HeldUses(ConsumersPart):
             # an object handed to code of the project (or a callable that may be): whatever reads its
             # field there spells the field's name, and every such read is a reader already
             return []
-        return [Use(UseKind.INT64, call, f"passed, inside a container or object, to `{spelled}()`, which ptrlint "
-                                         "cannot see (unknown means int64)", trail.after, opaque=True)]
+        return [
+            Use(
+                UseKind.INT64,
+                call,
+                f"passed, inside a container or object, to `{spelled}()`, which ptrlint "
+                "cannot see (unknown means int64)",
+                trail.after,
+                opaque=True,
+            )
+        ]
 
     def in_project(self, qnames: set[str]) -> bool:
         return any(self.search.kinds.is_project(q) for q in qnames)
 
-    def constructor(self, call: ast.Call, expr: ast.AST, class_id: int | str, keyword: str | None, trail: Trail,
-                    visited: set[object]) -> list[Use]:
+    def constructor(
+        self,
+        call: ast.Call,
+        expr: ast.AST,
+        class_id: int | str,
+        keyword: str | None,
+        trail: Trail,
+        visited: set[object],
+    ) -> list[Use]:
         """``Cls(..., table, ...)``: the object holds the value in an attribute. A class with an
         ``__init__`` of this module binds a parameter (followed to the attribute it is stored in);
         a dataclass or NamedTuple binds the field named by the keyword or the position."""
@@ -228,20 +283,40 @@ class HeldUses(ConsumersPart):
             out.extend(search.call_parameter_uses(init, call, expr, trail, visited))
         else:
             fields = model.types.class_fields(class_id)
-            field = keyword if keyword is not None and (keyword in fields or not fields) else \
-                fields[position] if position is not None and position < len(fields) else None
+            field = (
+                keyword
+                if keyword is not None and (keyword in fields or not fields)
+                else fields[position]
+                if position is not None and position < len(fields)
+                else None
+            )
             if field is not None:
                 out.extend(search.class_uses([self.facts.root(MemberKey(class_id, field))], trail.step(), visited))
             elif isinstance(class_id, str) and self.view is not None:  # another module's class: its `__init__`
-                found = self.view.param_consumers(f"{class_id}.__init__", position, keyword, trail.path,
-                                                  self.facts.options)
+                found = self.view.param_consumers(
+                    f"{class_id}.__init__", position, keyword, trail.path, self.facts.options
+                )
                 if found is None:
-                    return [Use(UseKind.INT64, call, f"passed to `{attr_name(call.func)}()`, whose fields ptrlint "
-                                                     "cannot see (unknown means int64)", trail.after, opaque=True)]
+                    return [
+                        Use(
+                            UseKind.INT64,
+                            call,
+                            f"passed to `{attr_name(call.func)}()`, whose fields ptrlint "
+                            "cannot see (unknown means int64)",
+                            trail.after,
+                            opaque=True,
+                        )
+                    ]
                 out.extend(search.carried(found, trail))
             else:
-                return [Use(UseKind.ESCAPE, call, f"passed to `{attr_name(call.func)}()` in a way ptrlint cannot bind",
-                            trail.after)]
+                return [
+                    Use(
+                        UseKind.ESCAPE,
+                        call,
+                        f"passed to `{attr_name(call.func)}()` in a way ptrlint cannot bind",
+                        trail.after,
+                    )
+                ]
         return out + search.context(call, trail.into(("field", field or "*")), visited)
 
     def dict_value(self, node: ast.Dict, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:

@@ -60,8 +60,12 @@ class PythonInts(ConsumersPart):
                     if base is not None and self._ctypes_view(base):
                         continue  # through a ctypes view: ctypes wraps silently, the table gets the bits (PTR006's)
                     view = numpy_view_call(base) is not None or through_view_attribute(base)
-                    return Entry(node, "by an element store" + (" through a numpy view" if view else ""),
-                                 facts.value(binding.expr), numpy=view)
+                    return Entry(
+                        node,
+                        "by an element store" + (" through a numpy view" if view else ""),
+                        facts.value(binding.expr),
+                        numpy=view,
+                    )
             for function, param, call in facts.passes.get(member, []):
                 found = self._entry_through(function, param, call, depth, seen)
                 if found is not None:
@@ -81,9 +85,14 @@ class PythonInts(ConsumersPart):
         if writes is not None:  # another module's function: what its summary says it writes
             value = writes.get(param)
             if value is not None and value.is_pointer and value.python_int and not value.array:
-                name = getattr(function, 'qname', '?').rpartition('.')[2]
-                return Entry(call, f"by `{name}()`, which stores Python ints into its parameter `{param}`", value,
-                             via=name, numpy=None)  # a store another module makes: torch or numpy
+                name = getattr(function, "qname", "?").rpartition(".")[2]
+                return Entry(
+                    call,
+                    f"by `{name}()`, which stores Python ints into its parameter `{param}`",
+                    value,
+                    via=name,
+                    numpy=None,
+                )  # a store another module makes: torch or numpy
             return None
         if depth >= MAX_PARAMETER_DEPTH:
             return None
@@ -94,8 +103,13 @@ class PythonInts(ConsumersPart):
         if inner is None:
             return None
         name = getattr(function, "name", "?")
-        return Entry(inner.node, f"{inner.how} in `{name}()`, called with it on line {call.lineno}", inner.value,
-                     via=inner.via or name, numpy=inner.numpy)
+        return Entry(
+            inner.node,
+            f"{inner.how} in `{name}()`, called with it on line {call.lineno}",
+            inner.value,
+            via=inner.via or name,
+            numpy=inner.numpy,
+        )
 
     def written_elsewhere(self, creation: Creation) -> list[Value]:
         """Python ints other modules of the project store into the attribute the table is kept in
@@ -122,13 +136,19 @@ class PythonInts(ConsumersPart):
         non-negative constant). ``stores``: the Python ints stored into the table after it is created
         count too (they reach the unsigned table of a plain uint64 fix; a bit-preserving fix hands
         them an int64 table, but its unsigned numpy views take them as well)."""
-        parts = [p for p in (creation.data, creation.fill) if p is not None and
-                 (self.may_hold_python_ints(p) or isinstance(p, ast.UnaryOp))]  # `torch.full(n, -1, ...)`
+        parts = [
+            p
+            for p in (creation.data, creation.fill)
+            if p is not None and (self.may_hold_python_ints(p) or isinstance(p, ast.UnaryOp))
+        ]  # `torch.full(n, -1, ...)`
         if stores:
             for root in self.search.written(creation):
                 for member in self.facts.groups.get(root, [root]):
-                    parts += [b.expr for b in self.model.stores.get(member, [])
-                              if b.how != "seq" and self.python_values(b.expr)]
+                    parts += [
+                        b.expr
+                        for b in self.model.stores.get(member, [])
+                        if b.how != "seq" and self.python_values(b.expr)
+                    ]
         seen: set[object] = set()
         for part in parts:
             for leaf in self._sources(part, 0, seen):
@@ -188,10 +208,15 @@ class PythonInts(ConsumersPart):
             return False
         if self._parameters is None:  # scope id -> its function's parameter names, built on the first ask
             model = self.model
-            functions = [*model.functions.values(), *(m for methods in model.class_methods.values() for m in methods.values())]
-            self._parameters = {model.function_scopes[id(f)]: {a.arg for a in (*f.args.posonlyargs, *f.args.args,
-                                                                             *f.args.kwonlyargs)}
-                                for f in functions if id(f) in model.function_scopes}
+            functions = [
+                *model.functions.values(),
+                *(m for methods in model.class_methods.values() for m in methods.values()),
+            ]
+            self._parameters = {
+                model.function_scopes[id(f)]: {a.arg for a in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)}
+                for f in functions
+                if id(f) in model.function_scopes
+            }
         return key.name in self._parameters.get(key.scope, ())
 
     def _sign(self, leaf: ast.AST) -> str | None:
@@ -253,7 +278,6 @@ class PythonInts(ConsumersPart):
                     elif any(through_view_attribute(b) for b in chains):
                         return sites, f"Python ints are stored through a buffer view on line {node.lineno}"
         return sites, None
-
 
 
 def numpy_view_call(expr: ast.AST | None) -> ast.Call | None:

@@ -158,8 +158,11 @@ class LoadUses(ConsumersPart):
     def is_dtype(self, expr: ast.AST) -> bool:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return classify_string_dtype(expr.value) is not None  # "int64", not "cuda"
-        return any(q.startswith(("torch.", "numpy.")) for q in self.model.qualified_names(expr)) and \
-            isinstance(expr, (ast.Attribute, ast.Name)) and attr_name(expr) not in ("device",)
+        return (
+            any(q.startswith(("torch.", "numpy.")) for q in self.model.qualified_names(expr))
+            and isinstance(expr, (ast.Attribute, ast.Name))
+            and attr_name(expr) not in ("device",)
+        )
 
     def arithmetic_use(self, binop: ast.BinOp, expr: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
         op = binop.op
@@ -171,8 +174,12 @@ class LoadUses(ConsumersPart):
             return [Use(UseKind.ORDER, binop, "division or modulo (depends on the sign)", after)]
         if numpy:
             value = self.facts.value(other)
-            if isinstance(other, ast.Constant) or (value is not None and value.kind is Kind.SCALAR and value.python_int
-                                                   and not self.facts.tensors.is_signed_numpy_array(other)):
+            if isinstance(other, ast.Constant) or (
+                value is not None
+                and value.kind is Kind.SCALAR
+                and value.python_int
+                and not self.facts.tensors.is_signed_numpy_array(other)
+            ):
                 return self.search.context(binop, trail.step(), visited)  # uint64 op Python int stays uint64
             use = Use(UseKind.INT64, binop, "numpy arithmetic with a signed array (uint64 + int64 is float64)", after)
         else:

@@ -33,8 +33,12 @@ class Readers(ConsumersPart):
             if id(node) in visited:
                 continue
             key = self.model.key_of(node)
-            if isinstance(key, MemberKey) and isinstance(key.owner, int) and own_class is not None \
-                    and not self.related_classes(key.owner, own_class):
+            if (
+                isinstance(key, MemberKey)
+                and isinstance(key.owner, int)
+                and own_class is not None
+                and not self.related_classes(key.owner, own_class)
+            ):
                 continue  # an attribute of another class of this module
             visited.add(id(node))
             out.extend(self.search.context(node, trail, visited))
@@ -64,7 +68,12 @@ class Readers(ConsumersPart):
             for m in members:
                 if isinstance(m, (MemberKey, ObjectAttributeKey)) and m.attr in attrs:
                     own = attrs[m.attr]
-                    if isinstance(m, MemberKey) and isinstance(m.owner, int) and own is not None and not self.related_classes(m.owner, own):
+                    if (
+                        isinstance(m, MemberKey)
+                        and isinstance(m.owner, int)
+                        and own is not None
+                        and not self.related_classes(m.owner, own)
+                    ):
                         continue  # the attribute of another class of this module
                     out.append(root)
                     break
@@ -77,8 +86,11 @@ class Readers(ConsumersPart):
             return True
         nodes = self.model.class_nodes
         names = {cid: node.name for cid, node in nodes.items()}
-        return any(attr_name(base) == names.get(other) for cid, other in ((a, b), (b, a))
-                   for base in (nodes[cid].bases if cid in nodes else ()))
+        return any(
+            attr_name(base) == names.get(other)
+            for cid, other in ((a, b), (b, a))
+            for base in (nodes[cid].bases if cid in nodes else ())
+        )
 
     def name_readers(self, name: str, trail: Trail, visited: set[object]) -> list[Use]:
         """Readers, in other modules of the project, of a module-level name of this one."""
@@ -99,19 +111,34 @@ class Readers(ConsumersPart):
         visited.add(token)
         out: list[Use] = []
         class_id = self.model.method_class.get(id(function))
-        if class_id is not None and any(attr_name(d) in ("property", "cached_property") for d in function.decorator_list):
+        if class_id is not None and any(
+            attr_name(d) in ("property", "cached_property") for d in function.decorator_list
+        ):
             # a property's result is read as an attribute, wherever an instance of its class may be
             readers = self.attribute_readers(MemberKey(class_id, function.name), trail.step(), visited)
-            return readers or [Use(UseKind.ESCAPE, ret, f"the property `{function.name}`, which nothing in the project "
-                                                        "reads", trail.after)]
+            return readers or [
+                Use(
+                    UseKind.ESCAPE,
+                    ret,
+                    f"the property `{function.name}`, which nothing in the project reads",
+                    trail.after,
+                )
+            ]
         calls = self.calls_of(function)
         for call in calls:
             out.extend(self.search.context(call, trail.step(), visited))
         external = self.search.kinds.external_callers(function, trail.path)
         out.extend(self.search.carried(external, trail))
         if not calls and not external and not trail.in_field:
-            out.append(Use(UseKind.ESCAPE, ret, f"returned by `{function.name}()`, which nothing in the project calls",
-                           trail.after, private=self.private_function(function)))
+            out.append(
+                Use(
+                    UseKind.ESCAPE,
+                    ret,
+                    f"returned by `{function.name}()`, which nothing in the project calls",
+                    trail.after,
+                    private=self.private_function(function),
+                )
+            )
         return out
 
     def private_searched(self, locations: Sequence[Key]) -> bool:
@@ -142,8 +169,11 @@ class Readers(ConsumersPart):
             if id(call) in seen:
                 continue
             receiver = self.model.types.receiver_class(call.func.value)  # type: ignore[attr-defined]
-            if isinstance(receiver, int) and receiver != class_id and \
-                    function.name in self.model.class_methods.get(receiver, {}):
+            if (
+                isinstance(receiver, int)
+                and receiver != class_id
+                and function.name in self.model.class_methods.get(receiver, {})
+            ):
                 continue  # another class of this module that defines the method itself
             calls.append(call)
         return calls

@@ -60,9 +60,16 @@ class Consumers:
     questions), and ``self.ints`` answers where Python ints enter.
     """
 
-    def __init__(self, module: ast.Module, facts: ModuleFacts, int64_consumers: tuple[str, ...] = (),
-                 uint64_consumers: tuple[str, ...] = (), view: ProjectLookup | None = None, module_name: str = "",
-                 path: str = "") -> None:
+    def __init__(
+        self,
+        module: ast.Module,
+        facts: ModuleFacts,
+        int64_consumers: tuple[str, ...] = (),
+        uint64_consumers: tuple[str, ...] = (),
+        view: ProjectLookup | None = None,
+        module_name: str = "",
+        path: str = "",
+    ) -> None:
         self.module = module
         self.facts = facts
         self.model = facts.model
@@ -79,7 +86,12 @@ class Consumers:
         self.name_loads: dict[str, list[ast.expr]] = {}  # every `name` and `x.name` read, by name
         self.callers: dict[int, list[ast.Call]] = {}
         self.memo: _Memo = {}  # a creation's uses; ("w", call id): its writes
-        self.kinds, self.ints, self.held, self.readers = UseClassifier(self), PythonInts(self), HeldUses(self), Readers(self)
+        self.kinds, self.ints, self.held, self.readers = (
+            UseClassifier(self),
+            PythonInts(self),
+            HeldUses(self),
+            Readers(self),
+        )
         self.harm = HarmModel(self)
         self.load_uses = LoadUses(self)
 
@@ -168,14 +180,19 @@ class Consumers:
         return False
 
     # ----- the loads of a storage location ------------------------------------------------------------
-    def class_uses(self, roots: list[Key], trail: Trail, visited: set[object], anchor: ast.AST | None = None) -> list[Use]:
+    def class_uses(
+        self, roots: list[Key], trail: Trail, visited: set[object], anchor: ast.AST | None = None
+    ) -> list[Use]:
         """Uses of the values stored in ``roots``: their loads here, and for an attribute or a
         module-level name, its readers anywhere in the project. A location nothing reads is an escape:
         its readers are out of sight."""
         members = [m for root in roots for m in self.facts.groups.get(root, [root])]
-        shared = [m for m in dict.fromkeys(members)  # an alias class may hold an attribute or module-level name
-                  if (isinstance(m, (MemberKey, ObjectAttributeKey)) and not m.attr.startswith("["))
-                  or (isinstance(m, NameKey) and m.scope == id(self.model.module_scope))]
+        shared = [
+            m
+            for m in dict.fromkeys(members)  # an alias class may hold an attribute or module-level name
+            if (isinstance(m, (MemberKey, ObjectAttributeKey)) and not m.attr.startswith("["))
+            or (isinstance(m, NameKey) and m.scope == id(self.model.module_scope))
+        ]
         tokens = {("shared", m.attr if not isinstance(m, NameKey) else m, trail.path) for m in shared}
         fresh = bool(tokens - visited)  # a location an enclosing follow met already is checked there
         visited.update(tokens)  # before following: what the loads lead back to is this location
@@ -191,11 +208,16 @@ class Consumers:
             else:
                 out.extend(self.readers.attribute_readers(member, trail, visited))
         if fresh and not self.read_here(out) and not trail.in_field:
-            out.append(Use(UseKind.ESCAPE, self.anchor(roots) or anchor or self.module.body[0],
-                           "stored where nothing in the project reads its values", trail.after,
-                           private=self.readers.private_searched(shared)))
+            out.append(
+                Use(
+                    UseKind.ESCAPE,
+                    self.anchor(roots) or anchor or self.module.body[0],
+                    "stored where nothing in the project reads its values",
+                    trail.after,
+                    private=self.readers.private_searched(shared),
+                )
+            )
         return out
-
 
     @staticmethod
     def carried(found: list[Use] | None, trail: Trail) -> list[Use]:
@@ -213,8 +235,12 @@ class Consumers:
 
     def anchor(self, roots: list[Key]) -> ast.AST | None:
         """Where the values were stored: the first binding of the locations, in source order."""
-        nodes = [binding.node for root in roots for member in self.facts.groups.get(root, [root])
-                 for binding in self.model.bindings.get(member, [])]
+        nodes = [
+            binding.node
+            for root in roots
+            for member in self.facts.groups.get(root, [root])
+            for binding in self.model.bindings.get(member, [])
+        ]
         return min(nodes, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)), default=None)
 
     def follow_target(self, target: ast.AST, trail: Trail, visited: set[object]) -> list[Use]:
@@ -257,19 +283,23 @@ class Consumers:
         visited.add(token)
         return self.class_uses([root], inner, visited)
 
-    def call_parameter_uses(self, function: FunctionNode, call: ast.Call, expr: ast.AST, trail: Trail,
-                            visited: set[object]) -> list[Use]:
+    def call_parameter_uses(
+        self, function: FunctionNode, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object]
+    ) -> list[Use]:
         param = None
         for name, arg in self.facts.flow.results.bind_arguments(function, call):
             if arg is expr:
                 param = name
                 break
         if param is None:
-            return [Use(UseKind.ESCAPE, call, f"passed to `{function.name}()` in a way ptrlint cannot bind", trail.after)]
+            return [
+                Use(UseKind.ESCAPE, call, f"passed to `{function.name}()` in a way ptrlint cannot bind", trail.after)
+            ]
         return self.parameter_uses(function, param, trail, visited)
 
-    def parameter_uses(self, function: FunctionNode, param: str, trail: Trail | None = None,
-                       visited: set[object] | None = None) -> list[Use]:
+    def parameter_uses(
+        self, function: FunctionNode, param: str, trail: Trail | None = None, visited: set[object] | None = None
+    ) -> list[Use]:
         """Uses of a function's parameter inside the function (and wherever it goes from there)."""
         self.build_index()
         trail = Trail() if trail is None else trail

@@ -54,13 +54,17 @@ class UseClassifier(ConsumersPart):
         model = self.model
         class_id = model.method_class.get(id(function))
         if class_id is None:
-            return function.name if any(f is function for k, f in model.functions.items() if k.scope == id(model.module_scope)) \
+            return (
+                function.name
+                if any(f is function for k, f in model.functions.items() if k.scope == id(model.module_scope))
                 else None
+            )
         local = model.class_qualnames.get(class_id)
         return f"{local}.{function.name}" if local else None
 
-    def argument_use(self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object],
-                     keyword: str | None = None) -> list[Use]:
+    def argument_use(
+        self, call: ast.Call, expr: ast.AST, trail: Trail, visited: set[object], keyword: str | None = None
+    ) -> list[Use]:
         model = self.model
         func = call.func
         numpy, after = trail.numpy, trail.after
@@ -75,7 +79,14 @@ class UseClassifier(ConsumersPart):
         spelled = next(iter(sorted(qnames)), dotted(func) or (attr_name(func) or "a call"))
         configured = self.configured(qnames)
         if configured is not None:
-            return [Use(configured, call, f"`{spelled}()` is configured as a{'n int64' if configured is UseKind.INT64 else ' uint64'} consumer", after)]
+            return [
+                Use(
+                    configured,
+                    call,
+                    f"`{spelled}()` is configured as a{'n int64' if configured is UseKind.INT64 else ' uint64'} consumer",
+                    after,
+                )
+            ]
         if self.names_element_type(call):
             return [Use(UseKind.INT64, call, f"passed to `{spelled}()` with a signed 64-bit element type", after)]
         collective = self.collective(qnames)
@@ -83,13 +94,19 @@ class UseClassifier(ConsumersPart):
             receives = COLLECTIVES[collective].receives
             slot = position if position is not None else COLLECTIVE_KEYWORDS.get(keyword or "", -1)
             if slot in receives:
-                return [Use(UseKind.RECEIVE, call, f"received through `{collective}` (collectives reject uint64)", after)]
+                return [
+                    Use(UseKind.RECEIVE, call, f"received through `{collective}` (collectives reject uint64)", after)
+                ]
             return [Use(UseKind.INT64, call, f"sent through `{collective}` (collectives reject uint64)", after)]
         library = self.library_use(call, expr, qnames, spelled, trail, visited)
         if library is not None:
             return library
-        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert", "add") and \
-                self.model.key_of(func.value) is not None and not qnames:
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("append", "extend", "insert", "add")
+            and self.model.key_of(func.value) is not None
+            and not qnames
+        ):
             return self.search.container_uses(func.value, trail, visited)
         if isinstance(func, ast.Attribute) and func.attr in LOGGING_METHODS:
             return [Use(UseKind.READY, call, "logged")]
@@ -105,8 +122,9 @@ class UseClassifier(ConsumersPart):
             return self.search.held.constructor(call, expr, class_id, keyword, trail, visited)
         return self.callee_use(call, qnames, spelled, position, keyword, trail)
 
-    def library_use(self, call: ast.Call, expr: ast.AST, qnames: set[str], spelled: str, trail: Trail,
-                    visited: set[object]) -> list[Use] | None:
+    def library_use(
+        self, call: ast.Call, expr: ast.AST, qnames: set[str], spelled: str, trail: Trail, visited: set[object]
+    ) -> list[Use] | None:
         """What a function of torch, numpy, the builtins or ptrlint's runtime, known by its qualified name,
         does with the table: a copy, a combination, a reader, an ordering, a kernel uint64 lacks; None
         when the name is none of theirs that ptrlint knows."""
@@ -114,13 +132,27 @@ class UseClassifier(ConsumersPart):
         if qnames & LIKE_FUNCTIONS:
             return self.search.like_uses(call, trail, visited)
         if qnames & REDUCED_COPIES and not numpy:
-            return [Use(UseKind.INT64, call, f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled "
-                                             "form)", after)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"`{spelled}()` (torch cannot rebuild a uint64 tensor from its pickled form)",
+                    after,
+                )
+            ]
         partner = self.match.combined_with(call, expr, qnames)
         if partner is not None:  # `torch.cat([old, table])`, `torch.where(m, table, other)`: the dtypes must match
-            return [Use(UseKind.INT64, call, f"combined with `{partner}` by `{spelled}()`, whose dtype must match "
-                                             "(uint64 does not promote with int64)", after),
-                    *copied(call, spelled, after), *self.search.context(call, trail.step(), visited)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"combined with `{partner}` by `{spelled}()`, whose dtype must match "
+                    "(uint64 does not promote with int64)",
+                    after,
+                ),
+                *copied(call, spelled, after),
+                *self.search.context(call, trail.step(), visited),
+            ]
         if qnames & SAME_TABLE_FUNCTIONS:
             same_numpy = numpy if not qnames & {"torch.from_numpy", "torch.as_tensor", "torch.tensor"} else False
             if any(q.startswith("numpy.") for q in qnames):
@@ -142,15 +174,23 @@ class UseClassifier(ConsumersPart):
             return [Use(UseKind.READY, call, "`ptrlint.runtime` takes uint64")]
         return None
 
-    def callee_use(self, call: ast.Call, qnames: set[str], spelled: str, position: int | None, keyword: str | None,
-                   trail: Trail) -> list[Use]:
+    def callee_use(
+        self, call: ast.Call, qnames: set[str], spelled: str, position: int | None, keyword: str | None, trail: Trail
+    ) -> list[Use]:
         """A table passed to a callee that is neither known nor of this module: a compiled operator, torch or
         numpy, another module of the project (its parameter's uses, through the index), or code ptrlint
         cannot see (unknown means int64)."""
         model, func, numpy, after = self.model, call.func, trail.numpy, trail.after
         if any(q.startswith("torch.ops.") for q in qnames) or (not qnames and dotted(func).startswith("torch.ops.")):
-            return [Use(UseKind.INT64, call, f"`{spelled}()` is a compiled operator outside the project (may require int64)",
-                        after, opaque=True)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"`{spelled}()` is a compiled operator outside the project (may require int64)",
+                    after,
+                    opaque=True,
+                )
+            ]
         if any(q.startswith(("torch.", "numpy.")) for q in qnames):
             if any(q.startswith("numpy.") for q in qnames) or numpy:
                 return [Use(UseKind.READY, call, f"`{spelled}()`")]
@@ -162,8 +202,15 @@ class UseClassifier(ConsumersPart):
             found = self.view.param_consumers(external, position, keyword, (), self.facts.options)
             if found is not None:
                 return self.search.carried(found, trail)
-            return [Use(UseKind.INT64, call, f"`{spelled}()` is a function of the project that ptrlint cannot follow "
-                                             "(unknown means int64)", after, opaque=True)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"`{spelled}()` is a function of the project that ptrlint cannot follow (unknown means int64)",
+                    after,
+                    opaque=True,
+                )
+            ]
         return self.unseen_callee_use(call, qnames, spelled, after)
 
     def unseen_callee_use(self, call: ast.Call, qnames: set[str], spelled: str, after: bool) -> list[Use]:
@@ -171,17 +218,46 @@ class UseClassifier(ConsumersPart):
         a method of an object it cannot type, or a callable it cannot name (unknown means int64)."""
         func = call.func
         if qnames:
-            return [Use(UseKind.INT64, call, f"`{spelled}()` is code outside the project (unknown means int64)", after,
-                        opaque=True)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"`{spelled}()` is code outside the project (unknown means int64)",
+                    after,
+                    opaque=True,
+                )
+            ]
         loader = loaded_module(self.model, func)
         if loader is not None:
-            return [Use(UseKind.INT64, call, f"`{spelled}()` belongs to a module loaded by `{loader}()` "
-                                             "(compiled code: unknown means int64)", after, opaque=True)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"`{spelled}()` belongs to a module loaded by `{loader}()` (compiled code: unknown means int64)",
+                    after,
+                    opaque=True,
+                )
+            ]
         if isinstance(func, ast.Attribute):
-            return [Use(UseKind.INT64, call, f"`{spelled}()` is a method of an object ptrlint cannot type (unknown means "
-                                             "int64)", after, opaque=True)]
-        return [Use(UseKind.INT64, call, f"`{spelled}()` is a callable ptrlint cannot see (a parameter, a local or a "
-                                         "compiled kernel: unknown means int64)", after, opaque=True)]
+            return [
+                Use(
+                    UseKind.INT64,
+                    call,
+                    f"`{spelled}()` is a method of an object ptrlint cannot type (unknown means int64)",
+                    after,
+                    opaque=True,
+                )
+            ]
+        return [
+            Use(
+                UseKind.INT64,
+                call,
+                f"`{spelled}()` is a callable ptrlint cannot see (a parameter, a local or a "
+                "compiled kernel: unknown means int64)",
+                after,
+                opaque=True,
+            )
+        ]
 
     def is_project(self, qname: str) -> bool:
         return bool(self.view is not None and self.view.is_project_symbol(qname))

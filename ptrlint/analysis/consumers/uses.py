@@ -82,7 +82,9 @@ class Use:
     after_arithmetic: bool = False  # a use of a table computed from this one by arithmetic
     write: bool = False  # writes into the table (element store, `copy_`/`fill_` on it): reads no value
     metadata: bool = False  # reads only the dtype, shape or device
-    opaque: bool = False  # a call into code ptrlint cannot see (compiled, outside the project): it may read or fill the table
+    opaque: bool = (
+        False  # a call into code ptrlint cannot see (compiled, outside the project): it may read or fill the table
+    )
     copy: bool = False  # a derived copy (`.repeat()`, `torch.stack`): carries the dtype; a related location
     private: bool = False  # an escape into a private name nothing in the (searched) project reads or calls
 
@@ -117,7 +119,6 @@ class Entry:
         return "raw" if self.value is not None and self.value.origin is Origin.RAW else "unknown"
 
 
-
 class FixKind(Enum):
     UINT64 = "uint64"
     BIT_PRESERVING = "bit-preserving"
@@ -141,9 +142,11 @@ def choose_fix(uses: Iterable[Use]) -> FixChoice:
         if use.kind is UseKind.ORDER or use.kind is UseKind.RECEIVE or use.exposed:
             return FixChoice(FixKind.NONE, use)
     wanted: Callable[[Use], bool]
-    for wanted in (lambda u: u.kind is UseKind.INT64 and not u.opaque,  # a consumer known to need int64
-                   lambda u: u.kind is UseKind.INT64,  # code ptrlint cannot see
-                   lambda u: u.kind is UseKind.ESCAPE):  # readers out of sight
+    for wanted in (
+        lambda u: u.kind is UseKind.INT64 and not u.opaque,  # a consumer known to need int64
+        lambda u: u.kind is UseKind.INT64,  # code ptrlint cannot see
+        lambda u: u.kind is UseKind.ESCAPE,
+    ):  # readers out of sight
         found = next((use for use in uses if wanted(use)), None)
         if found is not None:
             return FixChoice(FixKind.BIT_PRESERVING, found)
@@ -163,74 +166,288 @@ def describe(use: Use, path: str | None = None) -> str:
 
 # ----- what torch, numpy and the builtins do with a table ------------------------------------------
 # Methods that give a table with the same values and dtype (followed further).
-SAME_TABLE_METHODS = (PASSTHROUGH_METHODS - {"tolist", "numpy"}) | frozenset({
-    "expand", "expand_as", "repeat", "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind",
-    "roll", "gather", "take", "masked_select", "index", "__getitem__", "as_strided", "movedim", "swapaxes",
-    "sort", "unique", "type_as", "repeat_interleave", "tile",
-})
-READY_METHODS = frozenset({
-    "data_ptr", "numel", "size", "dim", "stride", "element_size", "is_contiguous", "nbytes", "untyped_storage",
-    "storage", "get_device", "is_pinned", "eq", "ne", "equal", "__len__", "record_stream",
-    "argsort", "nonzero", "any", "all", "bool", "long", "int", "short", "type", "astype",
-    "register", "wait", "synchronize",
-})
-WRITE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "index_fill_", "masked_fill_", "scatter_",
-                            "put_", "random_", "uniform_", "normal_"})
+SAME_TABLE_METHODS = (PASSTHROUGH_METHODS - {"tolist", "numpy"}) | frozenset(
+    {
+        "expand",
+        "expand_as",
+        "repeat",
+        "permute",
+        "transpose",
+        "t",
+        "narrow",
+        "select",
+        "split",
+        "chunk",
+        "unbind",
+        "roll",
+        "gather",
+        "take",
+        "masked_select",
+        "index",
+        "__getitem__",
+        "as_strided",
+        "movedim",
+        "swapaxes",
+        "sort",
+        "unique",
+        "type_as",
+        "repeat_interleave",
+        "tile",
+    }
+)
+READY_METHODS = frozenset(
+    {
+        "data_ptr",
+        "numel",
+        "size",
+        "dim",
+        "stride",
+        "element_size",
+        "is_contiguous",
+        "nbytes",
+        "untyped_storage",
+        "storage",
+        "get_device",
+        "is_pinned",
+        "eq",
+        "ne",
+        "equal",
+        "__len__",
+        "record_stream",
+        "argsort",
+        "nonzero",
+        "any",
+        "all",
+        "bool",
+        "long",
+        "int",
+        "short",
+        "type",
+        "astype",
+        "register",
+        "wait",
+        "synchronize",
+    }
+)
+WRITE_METHODS = frozenset(
+    {
+        "copy_",
+        "fill_",
+        "zero_",
+        "index_copy_",
+        "index_fill_",
+        "masked_fill_",
+        "scatter_",
+        "put_",
+        "random_",
+        "uniform_",
+        "normal_",
+    }
+)
 # Methods of another tensor or array that take the table as a tensor argument and work on uint64.
-TENSOR_ARGUMENT_METHODS = frozenset({"copy_", "copyto", "view_as", "expand_as", "type_as", "new_tensor", "equal",
-                                      "eq", "ne"})
+TENSOR_ARGUMENT_METHODS = frozenset(
+    {"copy_", "copyto", "view_as", "expand_as", "type_as", "new_tensor", "equal", "eq", "ne"}
+)
 # Methods of another tensor that take the table as their source and require the two dtypes to match
 # (measured on torch 2.13: `index_copy_(): self and source expected to have the same dtype`): a uint64
 # table into an int64 buffer raises. `copy_` converts instead (above).
-DTYPE_MATCHING_METHODS = frozenset({"index_copy_", "masked_scatter_", "scatter_", "put_", "set_", "index_put_",
-                                    "index_put", "index_copy", "masked_scatter", "scatter", "put"})
+DTYPE_MATCHING_METHODS = frozenset(
+    {
+        "index_copy_",
+        "masked_scatter_",
+        "scatter_",
+        "put_",
+        "set_",
+        "index_put_",
+        "index_put",
+        "index_copy",
+        "masked_scatter",
+        "scatter",
+        "put",
+    }
+)
 # Functions that combine the table with other tensors: uint64 does not promote with int64 (torch 2.13:
 # `Promotion for uint16, uint32, uint64 types is not supported`).
-COMBINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
-                                 "torch.vstack", "torch.where"})
+COMBINING_FUNCTIONS = frozenset(
+    {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.where"}
+)
 READBACK_METHODS = frozenset({"tolist", "item", "__iter__", "tobytes", "__int__"})
-ORDER_METHODS = frozenset({
-    "max", "min", "amax", "amin", "argmax", "argmin", "aminmax", "searchsorted", "bucketize", "lt", "gt", "le", "ge",
-    "clamp", "clamp_", "clip", "topk", "kthvalue", "median", "abs", "neg", "div", "div_", "floor_divide",
-    "remainder", "fmod", "mean",
-})
+ORDER_METHODS = frozenset(
+    {
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "aminmax",
+        "searchsorted",
+        "bucketize",
+        "lt",
+        "gt",
+        "le",
+        "ge",
+        "clamp",
+        "clamp_",
+        "clip",
+        "topk",
+        "kthvalue",
+        "median",
+        "abs",
+        "neg",
+        "div",
+        "div_",
+        "floor_divide",
+        "remainder",
+        "fmod",
+        "mean",
+    }
+)
 INT64_METHODS = UNSAFE_METHODS - ORDER_METHODS | frozenset({"index_fill_", "scatter_add_"})
 # Copies that keep the table's dtype and values (torch 2.13 has uint64 kernels for all of them):
 # one finding at the source, the copies among its related locations.
 COPY_METHODS = frozenset({"repeat_interleave", "repeat", "tile", "clone", "contiguous", "copy"})
-COPY_FUNCTIONS = frozenset({"torch.repeat_interleave", "torch.stack", "torch.cat", "torch.concat", "torch.tile",
-                            "torch.clone", "numpy.repeat", "numpy.tile", "numpy.stack", "numpy.concatenate",
-                            "numpy.copy"})
-ORDER_FUNCTIONS = frozenset({
-    "torch.searchsorted", "torch.bucketize", "torch.max", "torch.min", "torch.amax", "torch.amin", "torch.argmax",
-    "torch.argmin", "torch.clamp", "torch.lt", "torch.gt", "torch.le", "torch.ge", "torch.remainder",
-    "torch.floor_divide", "torch.mean", "torch.topk", "builtins.max", "builtins.min",
-})
-SAME_TABLE_FUNCTIONS = frozenset({
-    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.flatten",
-    "torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.narrow", "torch.as_tensor", "torch.asarray",
-    "torch.from_numpy", "torch.clone", "torch.gather", "torch.take", "torch.sort", "torch.unique", "torch.roll",
-    "torch.broadcast_to", "torch.tensor", "numpy.asarray", "numpy.array", "numpy.ascontiguousarray",
-    "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.copy", "numpy.take", "numpy.reshape",
-    "numpy.sort", "numpy.unique", "numpy.frombuffer", "builtins.list", "builtins.tuple", "builtins.sorted",
-    "builtins.reversed", "torch.repeat_interleave", "torch.tile", "numpy.repeat", "numpy.tile",
-    "copy.deepcopy", "copy.copy",  # the copy's own uses are followed; but see REDUCED_COPIES
-})
+COPY_FUNCTIONS = frozenset(
+    {
+        "torch.repeat_interleave",
+        "torch.stack",
+        "torch.cat",
+        "torch.concat",
+        "torch.tile",
+        "torch.clone",
+        "numpy.repeat",
+        "numpy.tile",
+        "numpy.stack",
+        "numpy.concatenate",
+        "numpy.copy",
+    }
+)
+ORDER_FUNCTIONS = frozenset(
+    {
+        "torch.searchsorted",
+        "torch.bucketize",
+        "torch.max",
+        "torch.min",
+        "torch.amax",
+        "torch.amin",
+        "torch.argmax",
+        "torch.argmin",
+        "torch.clamp",
+        "torch.lt",
+        "torch.gt",
+        "torch.le",
+        "torch.ge",
+        "torch.remainder",
+        "torch.floor_divide",
+        "torch.mean",
+        "torch.topk",
+        "builtins.max",
+        "builtins.min",
+    }
+)
+SAME_TABLE_FUNCTIONS = frozenset(
+    {
+        "torch.cat",
+        "torch.concat",
+        "torch.concatenate",
+        "torch.stack",
+        "torch.hstack",
+        "torch.vstack",
+        "torch.flatten",
+        "torch.reshape",
+        "torch.squeeze",
+        "torch.unsqueeze",
+        "torch.narrow",
+        "torch.as_tensor",
+        "torch.asarray",
+        "torch.from_numpy",
+        "torch.clone",
+        "torch.gather",
+        "torch.take",
+        "torch.sort",
+        "torch.unique",
+        "torch.roll",
+        "torch.broadcast_to",
+        "torch.tensor",
+        "numpy.asarray",
+        "numpy.array",
+        "numpy.ascontiguousarray",
+        "numpy.concatenate",
+        "numpy.stack",
+        "numpy.hstack",
+        "numpy.vstack",
+        "numpy.copy",
+        "numpy.take",
+        "numpy.reshape",
+        "numpy.sort",
+        "numpy.unique",
+        "numpy.frombuffer",
+        "builtins.list",
+        "builtins.tuple",
+        "builtins.sorted",
+        "builtins.reversed",
+        "torch.repeat_interleave",
+        "torch.tile",
+        "numpy.repeat",
+        "numpy.tile",
+        "copy.deepcopy",
+        "copy.copy",  # the copy's own uses are followed; but see REDUCED_COPIES
+    }
+)
 # Copies rebuilt from a table's pickled (reduced) form: a numpy uint64 array comes back whole, a torch
 # uint64 tensor does not (torch 2.13: rebuilding fails in torch.storage, `UntypedStorage` has no
 # `_untyped_storage`); `copy.deepcopy` clones a tensor instead and keeps uint64. tests/linter/test_consumers.py
 # runs all three.
 REDUCED_COPIES = frozenset({"copy.copy"})
-LIKE_FUNCTIONS = frozenset({"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like",
-                             "numpy.empty_like", "numpy.zeros_like", "numpy.ones_like"})
-READY_FUNCTIONS = frozenset({
-    "builtins.len", "builtins.isinstance", "builtins.id", "builtins.print", "builtins.repr", "builtins.type",
-    "builtins.hash", "builtins.bool", "builtins.getattr", "builtins.hasattr", "torch.equal", "torch.is_tensor",
-    "torch.numel", "numpy.shape", "numpy.size", "numpy.array_equal", "numpy.copyto",
-})
-READBACK_FUNCTIONS = frozenset({"builtins.int", "builtins.float", "builtins.hex", "builtins.str", "builtins.iter",
-                                 "builtins.next", "builtins.enumerate", "builtins.zip", "builtins.map",
-                                 "builtins.set", "builtins.frozenset", "builtins.dict", "builtins.sum"})
+LIKE_FUNCTIONS = frozenset(
+    {
+        "torch.empty_like",
+        "torch.zeros_like",
+        "torch.ones_like",
+        "torch.full_like",
+        "numpy.empty_like",
+        "numpy.zeros_like",
+        "numpy.ones_like",
+    }
+)
+READY_FUNCTIONS = frozenset(
+    {
+        "builtins.len",
+        "builtins.isinstance",
+        "builtins.id",
+        "builtins.print",
+        "builtins.repr",
+        "builtins.type",
+        "builtins.hash",
+        "builtins.bool",
+        "builtins.getattr",
+        "builtins.hasattr",
+        "torch.equal",
+        "torch.is_tensor",
+        "torch.numel",
+        "numpy.shape",
+        "numpy.size",
+        "numpy.array_equal",
+        "numpy.copyto",
+    }
+)
+READBACK_FUNCTIONS = frozenset(
+    {
+        "builtins.int",
+        "builtins.float",
+        "builtins.hex",
+        "builtins.str",
+        "builtins.iter",
+        "builtins.next",
+        "builtins.enumerate",
+        "builtins.zip",
+        "builtins.map",
+        "builtins.set",
+        "builtins.frozenset",
+        "builtins.dict",
+        "builtins.sum",
+    }
+)
 LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
 

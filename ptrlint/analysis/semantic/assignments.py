@@ -14,8 +14,12 @@ from .syntax import entry_name, positional, unstarred
 
 def bind(model: SemanticModel, target: ast.expr, binding: Binding) -> None:
     value = binding.expr
-    if binding.how == "elem" and isinstance(value, (ast.Tuple, ast.List, ast.Set)) and value.elts and \
-            not any(isinstance(el, ast.Starred) for el in value.elts):
+    if (
+        binding.how == "elem"
+        and isinstance(value, (ast.Tuple, ast.List, ast.Set))
+        and value.elts
+        and not any(isinstance(el, ast.Starred) for el in value.elts)
+    ):
         # `for name, data in (("ids", ids), ("id_ptrs", ptrs)):` takes each item in turn; they are
         # alternatives, never aliases of one another (`for t in (self.ptrs, self.lens): t.zero_()`)
         if not isinstance(target, (ast.Tuple, ast.List)):
@@ -34,8 +38,14 @@ def bind(model: SemanticModel, target: ast.expr, binding: Binding) -> None:
                 for t, v in zip(elements, value.elts):
                     bind(model, t, Binding("expr", v, binding.node))
             return
-        if (binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and value.func.attr == "items" and not value.args and len(elements) == 2):
+        if (
+            binding.how == "elem"
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "items"
+            and not value.args
+            and len(elements) == 2
+        ):
             bind(model, elements[1], Binding("elem", value, binding.node))  # `for k, v in d.items()`: v
         elif binding.how == "elem" and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             args = positional(value)
@@ -68,8 +78,11 @@ def _bind_entries(model: SemanticModel, key: Key, binding: Binding) -> None:
     value = binding.expr
     pairs: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = []
     if isinstance(value, ast.Dict):
-        pairs = [(k.value, v, k) for k, v in zip(value.keys, value.values)
-                 if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        pairs = [
+            (k.value, v, k)
+            for k, v in zip(value.keys, value.values)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ]
     elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
         pairs = [(kw.arg, kw.value, kw) for kw in value.keywords if kw.arg]
     for name, item, where in pairs:

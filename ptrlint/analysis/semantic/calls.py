@@ -51,12 +51,17 @@ class CallClassifier:
         for qname in qnames:
             module, _, name = qname.rpartition(".")
             if module == "ctypes" and name.startswith("c_") and args:
-                self.model.ctypes_calls.append(CtypesCall(node, name, args[0], scope, id(node) in self.model.valued_calls, raising))
+                self.model.ctypes_calls.append(
+                    CtypesCall(node, name, args[0], scope, id(node) in self.model.valued_calls, raising)
+                )
                 return
             flow = COLLECTIVES[name].flow if module == "torch.distributed" and name in COLLECTIVES else None
             if flow is not None and len(args) >= 1:
-                source = args[1] if len(args) >= 2 else (
-                    cast(ast.keyword, keyword(node, "tensor")).value if keyword(node, "tensor") else None)
+                source = (
+                    args[1]
+                    if len(args) >= 2
+                    else (cast(ast.keyword, keyword(node, "tensor")).value if keyword(node, "tensor") else None)
+                )
                 if flow == "each" and source is not None:
                     self.model.gathers.append(("all_gather", args[0], source, node))
                 elif flow == "whole" and source is not None:
@@ -70,7 +75,9 @@ class CallClassifier:
         func = node.func
         last = attr_name(func)
         new_method = spec is None and isinstance(func, ast.Attribute) and last in NEW_METHODS
-        is_factory = spec is None and not new_method and last is not None and last in self.model.options.buffer_factories
+        is_factory = (
+            spec is None and not new_method and last is not None and last in self.model.options.buffer_factories
+        )
         if spec is None and not is_factory and not new_method:
             return False
         dtype_kw = keyword(node, "dtype")
@@ -96,7 +103,9 @@ class CallClassifier:
             if fill_index is not None and len(args) > fill_index:
                 fill = args[fill_index]
             if qname and qname.endswith("_like"):
-                like = args[0] if args else next((k.value for k in node.keywords if k.arg in LIKE_SOURCE_KEYWORDS), None)
+                like = (
+                    args[0] if args else next((k.value for k in node.keywords if k.arg in LIKE_SOURCE_KEYWORDS), None)
+                )
         elif new_method:
             assert isinstance(func, ast.Attribute)
             library, like = "torch", func.value
@@ -129,7 +138,9 @@ class CallClassifier:
         model = self.model
         key = model.key_of(name)
         bindings = model.bindings.get(key, []) if key is not None else []
-        if not bindings or model.adds.get(cast(Key, key)) or model.stores.get(cast(Key, key)):  # bindings: key is not None
+        if (
+            not bindings or model.adds.get(cast(Key, key)) or model.stores.get(cast(Key, key))
+        ):  # bindings: key is not None
             return False, None
         for binding in bindings:
             value = binding.expr
@@ -138,8 +149,13 @@ class CallClassifier:
             if isinstance(value, ast.Dict):
                 if any(k is None or string_value(k) is None for k in value.keys):
                     return False, None  # `{**base, ...}` or a computed key
-            elif not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
-                      and not value.args and all(kw.arg for kw in value.keywords)):
+            elif not (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "dict"
+                and not value.args
+                and all(kw.arg for kw in value.keywords)
+            ):
                 return False, None
         entries = model.bindings.get(model.attribute_key(key, f"[{entry}]"), [])  # type: ignore[arg-type]
         exprs = [b.expr for b in entries if b.how == "expr"]
@@ -147,8 +163,15 @@ class CallClassifier:
             return not entries, None
         return True, exprs[0]
 
-    def record_cast(self, node: ast.Call, method: str | None, receiver: ast.expr, args: list[ast.expr],
-                     scope: LiteScope, raising: bool) -> None:
+    def record_cast(
+        self,
+        node: ast.Call,
+        method: str | None,
+        receiver: ast.expr,
+        args: list[ast.expr],
+        scope: LiteScope,
+        raising: bool,
+    ) -> None:
         if method in ("long", "int", "short"):
             if not node.args and not node.keywords:
                 names = {"long": "torch.int64", "int": "torch.int32", "short": "torch.int16"}
@@ -172,8 +195,9 @@ class CallClassifier:
         class_id = self.model.types.class_of_name(node.func)
         if class_id is None:
             return
-        bound: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = [(kw.arg, kw.value, kw) for kw in node.keywords
-                                                                     if kw.arg]
+        bound: list[tuple[str, ast.expr, ast.expr | ast.keyword]] = [
+            (kw.arg, kw.value, kw) for kw in node.keywords if kw.arg
+        ]
         if node.args and not any(isinstance(a, ast.Starred) for a in node.args):
             fields = self.model.types.class_fields(class_id)
             bound += [(name, arg, arg) for name, arg in zip(fields, node.args)]
@@ -265,10 +289,18 @@ class CallClassifier:
         if dtype is None and not (signature.default_signed and signature.dtype_name == "dtype"):
             return  # a default that is not signed (or no `dtype=` keyword to add)
         creation = Creation(
-            call=call, qname=f"factory:{signature.name}", library=signature.library, dtype=dtype,
-            has_dtype_slot=not any(kw.arg is None for kw in call.keywords), data=data, fill=None,
-            scope=self.model.scope_of(_first_name(call.func)), implicit_signed=dtype is None, factory=external,
-            substitutes=signature.substitution is not None, view_library=signature.returns,
+            call=call,
+            qname=f"factory:{signature.name}",
+            library=signature.library,
+            dtype=dtype,
+            has_dtype_slot=not any(kw.arg is None for kw in call.keywords),
+            data=data,
+            fill=None,
+            scope=self.model.scope_of(_first_name(call.func)),
+            implicit_signed=dtype is None,
+            factory=external,
+            substitutes=signature.substitution is not None,
+            view_library=signature.returns,
         )
         self.model.creations.append(creation)
         self.model.creation_by_id[id(call)] = creation
@@ -290,9 +322,32 @@ def _first_name(node: ast.AST) -> ast.AST:
     return node
 
 
-_DTYPE_WORDS = frozenset({"int64", "uint64", "long", "int32", "uint32", "int", "intp", "uintp", "longlong",
-                          "ulonglong", "int16", "uint16", "int8", "uint8", "float32", "float64", "float16",
-                          "bfloat16", "float", "double", "half", "bool"})
+_DTYPE_WORDS = frozenset(
+    {
+        "int64",
+        "uint64",
+        "long",
+        "int32",
+        "uint32",
+        "int",
+        "intp",
+        "uintp",
+        "longlong",
+        "ulonglong",
+        "int16",
+        "uint16",
+        "int8",
+        "uint8",
+        "float32",
+        "float64",
+        "float16",
+        "bfloat16",
+        "float",
+        "double",
+        "half",
+        "bool",
+    }
+)
 
 
 def passes_dtype(call: ast.Call) -> bool:
@@ -308,4 +363,3 @@ def passes_dtype(call: ast.Call) -> bool:
         if string_value(arg) in _DTYPE_WORDS:  # numpy's `"int64"`
             return True
     return False
-

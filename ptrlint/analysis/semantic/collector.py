@@ -79,7 +79,9 @@ class FactCollector:
         self.model.rekey(self.model.canonical)
         for call, scope, raising in self.state.pending_calls:  # creations first: other calls take them as arguments
             func = call.func
-            if isinstance(func, (ast.Name, ast.Attribute)) and not (isinstance(func, ast.Attribute) and func.attr in CAST_METHODS):
+            if isinstance(func, (ast.Name, ast.Attribute)) and not (
+                isinstance(func, ast.Attribute) and func.attr in CAST_METHODS
+            ):
                 self.classifier.record_creation(call, self.model.qualified_names(func), scope, raising)
         self.classifier.record_factory_calls()  # after the creations: a factory returns one
         self.classifier.record_closure_arguments()
@@ -114,8 +116,13 @@ _Plan = tuple[_Handler | None, _Order | None, tuple[str, ...], _Handler | None, 
 
 def _plan(cls: type) -> _Plan:
     fields = CHILD_FIELDS[cls]
-    return (_PRE.get(cls), _ORDER.get(cls), fields, _POST.get(cls),
-            cls is ast.FunctionDef or cls is ast.AsyncFunctionDef)
+    return (
+        _PRE.get(cls),
+        _ORDER.get(cls),
+        fields,
+        _POST.get(cls),
+        cls is ast.FunctionDef or cls is ast.AsyncFunctionDef,
+    )
 
 
 def _walked(kind: type) -> bool:

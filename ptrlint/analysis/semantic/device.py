@@ -22,12 +22,25 @@ from typing import Callable
 from .syntax import dotted
 
 # Decorator spellings (the dotted callee, with or without a call) that make a function device code.
-DEVICE_DECORATORS = frozenset({
-    "triton.jit", "triton.autotune", "triton.heuristics", "gluon.jit",
-    "cute.jit", "cute.kernel", "cute.experimental.jit", "cute.experimental.kernel",
-    "cutlass.cute.jit", "cutlass.cute.kernel",
-    "cuda.jit", "numba.cuda.jit", "wp.kernel", "warp.kernel", "ct.kernel",
-})
+DEVICE_DECORATORS = frozenset(
+    {
+        "triton.jit",
+        "triton.autotune",
+        "triton.heuristics",
+        "gluon.jit",
+        "cute.jit",
+        "cute.kernel",
+        "cute.experimental.jit",
+        "cute.experimental.kernel",
+        "cutlass.cute.jit",
+        "cutlass.cute.kernel",
+        "cuda.jit",
+        "numba.cuda.jit",
+        "wp.kernel",
+        "warp.kernel",
+        "ct.kernel",
+    }
+)
 _DECORATOR_LINE = re.compile(r"^([ \t]*)@[ \t]*([A-Za-z_][\w.]*)")
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -100,11 +113,16 @@ def blank_device_bodies(text: str, by_lines: bool = False) -> tuple[str, list[tu
             continue
         body_indent = _indent_of(lines[start]) if lines[start].strip() else indent + "    "
         if fast:  # every line but perhaps the text's last ends in "\n": keep exactly those
-            out += (text[done:offsets[start]], body_indent, "...", "\n" * text.count("\n", offsets[start], offsets[last + 1]))
+            out += (
+                text[done : offsets[start]],
+                body_indent,
+                "...",
+                "\n" * text.count("\n", offsets[start], offsets[last + 1]),
+            )
             done = offsets[last + 1]
         else:
             for line_no in range(start, last + 1):
-                newline = lines[line_no][len(lines[line_no].rstrip("\r\n")):]
+                newline = lines[line_no][len(lines[line_no].rstrip("\r\n")) :]
                 out[line_no] = body_indent + "..." + newline if line_no == start else newline
         blanked.append((start + 1, last + 1))
         i = last + 1
@@ -134,7 +152,7 @@ def _decorator_offsets(text: str) -> list[int]:
     for match in _DECORATOR_AT.finditer(text):
         if match.group(1) in DEVICE_DECORATORS:
             at = match.start()
-            if text[text.rfind("\n", 0, at) + 1:at].strip(" \t") == "":
+            if text[text.rfind("\n", 0, at) + 1 : at].strip(" \t") == "":
                 out.append(at)
     return out
 
@@ -187,7 +205,7 @@ class _TripleQuotes:
 
     def inside(self, lines: list[str], line: int) -> bool:
         if line > self._line:
-            between = "".join(lines[self._line:line])
+            between = "".join(lines[self._line : line])
             self._double += between.count('"""')
             self._single += between.count("'''")
             self._line = line
@@ -206,8 +224,7 @@ def _brackets(line: str) -> int | None:
     """Net bracket depth change of one line, skipping one-line strings and the comment; None for
     anything unclear (triple quotes, a backslash continuation)."""
     if not any(ch in line for ch in _UNCLEAR):  # no string, comment or continuation: count in C
-        return (line.count("(") + line.count("[") + line.count("{")
-                - line.count(")") - line.count("]") - line.count("}"))
+        return line.count("(") + line.count("[") + line.count("{") - line.count(")") - line.count("]") - line.count("}")
     depth = 0
     quote = ""
     i = 0
@@ -220,7 +237,7 @@ def _brackets(line: str) -> int | None:
             if ch == quote:
                 quote = ""
         elif ch in "'\"":
-            if line[i:i + 3] in _TRIPLE:
+            if line[i : i + 3] in _TRIPLE:
                 return None
             quote = ch
         elif ch == "#":

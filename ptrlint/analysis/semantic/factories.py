@@ -40,8 +40,9 @@ def factory_signature(model: SemanticModel, function: FunctionNode) -> tuple[Fac
         params = params[1:]
     keyword_only = [a.arg for a in args.kwonlyargs]
     data = creation.data  # None: a buffer made by size (`torch.zeros(n, ...)`), filled where it is stored
-    if data is not None and (not isinstance(data, ast.Name) or data.id not in params
-                             or not _is_parameter(model, data, scope_id)):
+    if data is not None and (
+        not isinstance(data, ast.Name) or data.id not in params or not _is_parameter(model, data, scope_id)
+    ):
         return None
     dtype, substituted = _dtype_parameter(model, creation.dtype, scope_id, set(params) | set(keyword_only))
     if dtype is None:
@@ -56,15 +57,32 @@ def factory_signature(model: SemanticModel, function: FunctionNode) -> tuple[Fac
     if data is None and substitution is None and not default_signed:
         return None  # a buffer made by size with the caller's dtype: nothing the call site adds
     returns = "torch" if creation.library == "numpy" and _through_from_numpy(model, returns[0]) else None
-    signature = FactorySignature(function.name, creation.library, params.index(data.id) if data is not None else None,
-                                 data.id if data is not None else None, position, dtype, default_signed, substitution,
-                                 returns)
+    signature = FactorySignature(
+        function.name,
+        creation.library,
+        params.index(data.id) if data is not None else None,
+        data.id if data is not None else None,
+        position,
+        dtype,
+        default_signed,
+        substitution,
+        returns,
+    )
     return signature, substituted
 
 
 # creation calls that infer int64 from a list of Python ints when given no dtype
-_INFERRING = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "numpy.array", "numpy.asarray",
-                        "numpy.ascontiguousarray", "numpy.fromiter"})
+_INFERRING = frozenset(
+    {
+        "torch.tensor",
+        "torch.as_tensor",
+        "torch.asarray",
+        "numpy.array",
+        "numpy.asarray",
+        "numpy.ascontiguousarray",
+        "numpy.fromiter",
+    }
+)
 
 
 def _returned_creation(model: SemanticModel, ret: ast.expr) -> Creation | None:
@@ -88,17 +106,21 @@ def _through_from_numpy(model: SemanticModel, ret: ast.expr) -> bool:
     if isinstance(ret, ast.Name):
         key = model.key_of(ret)
         exprs += [b.expr for b in (model.bindings.get(key, []) if key is not None else []) if b.how == "expr"]
-    return any(isinstance(node, ast.Call) and "torch.from_numpy" in model.qualified_names(node.func)
-               for expr in exprs for node in ast.walk(expr) if isinstance(node, ast.Call)
-               and isinstance(node.func, (ast.Name, ast.Attribute)))
+    return any(
+        isinstance(node, ast.Call) and "torch.from_numpy" in model.qualified_names(node.func)
+        for expr in exprs
+        for node in ast.walk(expr)
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+    )
 
 
 def _is_parameter(model: SemanticModel, name: ast.Name, scope_id: int) -> bool:
     return id(model.scope_of(name).resolve(name.id)) == scope_id
 
 
-def _dtype_parameter(model: SemanticModel, dtype: ast.expr | None, scope_id: int,
-                     params: set[str]) -> tuple[str | None, ast.expr | None]:
+def _dtype_parameter(
+    model: SemanticModel, dtype: ast.expr | None, scope_id: int, params: set[str]
+) -> tuple[str | None, ast.expr | None]:
     """(the dtype parameter the creation takes its dtype from, a signed dtype substituted for it)."""
     if isinstance(dtype, ast.Name) and dtype.id in params and _is_parameter(model, dtype, scope_id):
         key = NameKey(scope_id, dtype.id)
@@ -108,8 +130,12 @@ def _dtype_parameter(model: SemanticModel, dtype: ast.expr | None, scope_id: int
         return dtype.id, None
     if isinstance(dtype, ast.IfExp):  # `torch.int64 if dtype == torch.uint64 else dtype`
         for signed, other in ((dtype.body, dtype.orelse), (dtype.orelse, dtype.body)):
-            if (model.types.dtype_qname(signed) in SIGNED64_DTYPES and isinstance(other, ast.Name)
-                    and other.id in params and _is_parameter(model, other, scope_id)):
+            if (
+                model.types.dtype_qname(signed) in SIGNED64_DTYPES
+                and isinstance(other, ast.Name)
+                and other.id in params
+                and _is_parameter(model, other, scope_id)
+            ):
                 return other.id, signed
     return None, None
 

@@ -130,9 +130,15 @@ class SemanticModel:
         base = scope.qualified(node.id)
         if base is None:
             alias = self.module_constants.get(node.id)  # `_empty = torch.empty` at module level: its alias
-            if alias is None or not isinstance(alias, (ast.Name, ast.Attribute)) or scope.resolve(node.id) is not self.module_scope:
+            if (
+                alias is None
+                or not isinstance(alias, (ast.Name, ast.Attribute))
+                or scope.resolve(node.id) is not self.module_scope
+            ):
                 return set()
-            return {".".join([q, *reversed(parts)]) for q in self.qualified_names(alias)} if alias is not node else set()
+            return (
+                {".".join([q, *reversed(parts)]) for q in self.qualified_names(alias)} if alias is not node else set()
+            )
         return {".".join([base, *reversed(parts)])}
 
     def name_key(self, node: ast.Name) -> NameKey | PendingNameKey:
@@ -192,7 +198,11 @@ class SemanticModel:
     def alias_root(self, expr: ast.expr, through_index: bool = False) -> ast.expr:
         """Strip views, slices and value-preserving calls: ``self.buf[:n].numpy()`` -> ``self.buf``."""
         while True:
-            if isinstance(expr, ast.Subscript) and entry_name(expr) is None and (through_index or is_slice_subscript(expr)):
+            if (
+                isinstance(expr, ast.Subscript)
+                and entry_name(expr) is None
+                and (through_index or is_slice_subscript(expr))
+            ):
                 expr = expr.value
             elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRIBUTES:
                 expr = expr.value
@@ -205,9 +215,14 @@ class SemanticModel:
                 expr = expr.func.value
             elif isinstance(expr, ast.Call) and raw_view_of(expr) is not None:
                 expr = raw_view_of(expr)  # type: ignore[assignment]
-            elif (isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords
-                  and isinstance(expr.func, ast.Attribute) and expr.func.attr == "from_numpy"
-                  and "torch.from_numpy" in self.qualified_names(expr.func)):
+            elif (
+                isinstance(expr, ast.Call)
+                and len(expr.args) == 1
+                and not expr.keywords
+                and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr == "from_numpy"
+                and "torch.from_numpy" in self.qualified_names(expr.func)
+            ):
                 expr = expr.args[0]  # `torch.from_numpy(a)` shares `a`'s memory
             else:
                 return expr

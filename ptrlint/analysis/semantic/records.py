@@ -24,6 +24,7 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # a large module builds hundreds of thousands of keys.
 _new = tuple.__new__
 
+
 class _ScopedNameFields(NamedTuple):
     kind: str
     scope: int  # id of the scope: that binds the name (NameKey), where it is read (PendingNameKey)
@@ -233,5 +234,14 @@ class FactorySignature:
     returns: str | None = None  # the library of what it returns, where not the creation's (`torch.from_numpy(a)`)
 
     def to_json(self) -> list[Any]:
-        return [self.name, self.library, self.data, self.data_name, self.dtype, self.dtype_name, self.default_signed,
-                list(self.substitution) if self.substitution else None, self.returns]
+        return [
+            self.name,
+            self.library,
+            self.data,
+            self.data_name,
+            self.dtype,
+            self.dtype_name,
+            self.default_signed,
+            list(self.substitution) if self.substitution else None,
+            self.returns,
+        ]

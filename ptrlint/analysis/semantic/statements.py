@@ -112,7 +112,11 @@ def visit_Assign(walk: Traversal, node: ast.Assign) -> None:
         bind(walk.model, target, Binding("expr", node.value, node))
         if isinstance(target, ast.Subscript) and entry_name(target) is None:  # `d["ptrs"] = ...` binds an entry
             walk.model.scalar_writes.append(ScalarWrite(node, target.value, node.value, "setitem", walk.raises > 0))
-        elif isinstance(target, ast.Attribute) and walk.model.scope is walk.model.module_scope and isinstance(node.value, ast.Name):
+        elif (
+            isinstance(target, ast.Attribute)
+            and walk.model.scope is walk.model.module_scope
+            and isinstance(node.value, ast.Name)
+        ):
             walk.model.patches.append((target, node.value))  # a monkey-patched constructor (`torch.empty = _empty`)
         elif isinstance(target, ast.Name) and walk.model.scope is walk.model.module_scope:
             # module constants (`_TWO_64 = 1 << 64`); a name bound twice is not a constant

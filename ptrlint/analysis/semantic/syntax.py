@@ -8,16 +8,30 @@ import ast
 from ...names import CREATION_CALLS, UNSAFE_FUNCTIONS
 
 # Fields that never hold child nodes (identifiers, numbers, flags, a Constant's value, expression contexts).
-NOT_CHILDREN = frozenset({"id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment",
-                          "is_async", "conversion", "simple", "ctx"})
+NOT_CHILDREN = frozenset(
+    {
+        "id",
+        "attr",
+        "name",
+        "arg",
+        "asname",
+        "module",
+        "level",
+        "kind",
+        "type_comment",
+        "is_async",
+        "conversion",
+        "simple",
+        "ctx",
+    }
+)
 
 
 class _ChildFields(dict[type, tuple[str, ...]]):
     """Node class -> the fields that may hold child nodes, derived on first lookup."""
 
     def __missing__(self, cls: type) -> tuple[str, ...]:
-        fields: tuple[str, ...] = () if cls is ast.Constant else tuple(
-            f for f in cls._fields if f not in NOT_CHILDREN)  # type: ignore[attr-defined]
+        fields: tuple[str, ...] = () if cls is ast.Constant else tuple(f for f in cls._fields if f not in NOT_CHILDREN)  # type: ignore[attr-defined]
         self[cls] = fields
         return fields
 
@@ -83,8 +97,9 @@ def positional(call: ast.Call) -> list[ast.expr]:
     return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
-def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
-                   bound_first: bool = False) -> list[tuple[str, ast.expr]]:
+def bind_arguments(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, bound_first: bool = False
+) -> list[tuple[str, ast.expr]]:
     """(parameter name, argument) pairs of a call of ``function``; ``bound_first``: its first parameter
     (``self``/``cls``) is bound by the call."""
     args = function.args

@@ -136,7 +136,16 @@ class TypeResolver:
             return None
         annotation = parsed
         if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in (
-            "list", "List", "Sequence", "Iterable", "tuple", "Tuple", "set", "Set", "frozenset", "Iterator",
+            "list",
+            "List",
+            "Sequence",
+            "Iterable",
+            "tuple",
+            "Tuple",
+            "set",
+            "Set",
+            "frozenset",
+            "Iterator",
         ):
             inner = annotation.slice
             first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
@@ -215,18 +224,25 @@ class TypeResolver:
         node = self.model.class_nodes.get(class_id)
         if node is None:
             return []
-        named_tuple = any("typing.NamedTuple" in self.model.qualified_names(b) or attr_name(b) == "NamedTuple"
-                          for b in node.bases)
-        dataclass_ = any(attr_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list)
+        named_tuple = any(
+            "typing.NamedTuple" in self.model.qualified_names(b) or attr_name(b) == "NamedTuple" for b in node.bases
+        )
+        dataclass_ = any(
+            attr_name(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list
+        )
         if not (named_tuple or dataclass_):
-            structure = any(q.startswith("ctypes.") and q.endswith(("Structure", "Union"))
-                            for b in node.bases for q in self.model.qualified_names(b))
+            structure = any(
+                q.startswith("ctypes.") and q.endswith(("Structure", "Union"))
+                for b in node.bases
+                for q in self.model.qualified_names(b)
+            )
             return list(ctypes_fields(node)) if structure else []  # ctypes: `_fields_` in order
         fields = []
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                if "ClassVar" not in dotted(stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript)
-                                           else stmt.annotation):
+                if "ClassVar" not in dotted(
+                    stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+                ):
                     fields.append(stmt.target.id)
         return fields
 
@@ -234,7 +250,10 @@ class TypeResolver:
         """The signed 64-bit element type a call is given (``f(table, cutlass.Int64)``), if any; numpy's
         and torch's own ``int64`` dtypes are dtypes, not element types."""
         for arg in (*node.args, *(k.value for k in node.keywords)):
-            if attr_name(arg) in ELEMENT_TYPE_NAMES and not self.model.qualified_names(arg) & {"numpy.int64", "torch.int64"}:
+            if attr_name(arg) in ELEMENT_TYPE_NAMES and not self.model.qualified_names(arg) & {
+                "numpy.int64",
+                "torch.int64",
+            }:
                 return arg
         return None
 
@@ -259,4 +278,3 @@ class TypeResolver:
             if classified is not None and classified[0] is DtypeClass.NARROW:
                 return True
         return False
-

@@ -18,12 +18,52 @@ from .lattice import Kind, Origin, Value
 
 # Libraries whose functions ptrlint knows (or that hand out no addresses in another encoding): their results
 # are never a binding's foreign values.
-KNOWN_LIBRARIES = frozenset({
-    "builtins", "torch", "numpy", "math", "os", "sys", "re", "json", "time", "functools", "itertools", "operator",
-    "collections", "typing", "dataclasses", "logging", "pathlib", "struct", "ctypes", "copy", "random", "enum",
-    "abc", "contextlib", "threading", "subprocess", "socket", "ipaddress", "hashlib", "pickle", "io", "string",
-    "triton", "tempfile", "shutil", "warnings", "inspect", "weakref", "queue", "uuid", "datetime", "array",
-})
+KNOWN_LIBRARIES = frozenset(
+    {
+        "builtins",
+        "torch",
+        "numpy",
+        "math",
+        "os",
+        "sys",
+        "re",
+        "json",
+        "time",
+        "functools",
+        "itertools",
+        "operator",
+        "collections",
+        "typing",
+        "dataclasses",
+        "logging",
+        "pathlib",
+        "struct",
+        "ctypes",
+        "copy",
+        "random",
+        "enum",
+        "abc",
+        "contextlib",
+        "threading",
+        "subprocess",
+        "socket",
+        "ipaddress",
+        "hashlib",
+        "pickle",
+        "io",
+        "string",
+        "triton",
+        "tempfile",
+        "shutil",
+        "warnings",
+        "inspect",
+        "weakref",
+        "queue",
+        "uuid",
+        "datetime",
+        "array",
+    }
+)
 
 
 class AddressAPIs:
@@ -41,8 +81,9 @@ class AddressAPIs:
         if isinstance(expr, ast.Call):
             return attr_name(expr.func) in CUPY_MEMORY_CALLS
         key = self.model.key_of(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
-        return key is not None and any(b.how == "expr" and self.cupy_memory(b.expr, depth + 1)
-                                       for b in self.model.bindings.get(key, []))
+        return key is not None and any(
+            b.how == "expr" and self.cupy_memory(b.expr, depth + 1) for b in self.model.bindings.get(key, [])
+        )
 
     def call(self, call: ast.Call, qnames: set[str], last: str | None) -> Value | None:
         """A call of the address catalogue (ptrlint/addresses.py), or None."""
@@ -67,12 +108,12 @@ class AddressAPIs:
         if not isinstance(func, (ast.Name, ast.Attribute)):
             return False
         if qnames:
-            return not any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames) and \
-                all(self.model.view is None or not self.model.view.is_project_symbol(q) for q in qnames)
+            return not any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames) and all(
+                self.model.view is None or not self.model.view.is_project_symbol(q) for q in qnames
+            )
         if isinstance(func, ast.Name):
             return False  # a local callable, a parameter: unknown, not a binding
         receiver = self.model.types.receiver_class(func.value)  # `self.runtime.get_mr_info()`
         if isinstance(receiver, str):  # a class another module names: defined in the project, or a binding's
             return self.model.view is None or not self.model.view.is_class(receiver)
         return receiver is None
-

@@ -35,7 +35,8 @@ class Arithmetic:
         left, right = self.evaluator.value(expr.left), self.evaluator.value(expr.right)
         tensors = self.flow.tensors
         if any(v is not None and v.kind is Kind.SEQ and v.array for v in (left, right)) or any(
-                tensors.is_torch_tensor(side) or tensors.is_signed_numpy_array(side) for side in (expr.left, expr.right)):
+            tensors.is_torch_tensor(side) or tensors.is_signed_numpy_array(side) for side in (expr.left, expr.right)
+        ):
             # tensor or array arithmetic: the result is a tensor (torch wraps a Python int operand into its
             # dtype silently) or an array, whose elements are its bits, not Python ints
             return replace(value, kind=Kind.SEQ, array=True, python_int=False)
@@ -82,7 +83,8 @@ class Arithmetic:
                 return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # pointer - pointer: an offset
             if raw_left:
                 if self.int_constant(expr.right) == TWO_64:
-                    return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(left.evidence, expr, "reinterpreted as signed here"))  # type: ignore[union-attr]
+                    evidence = add_evidence(left.evidence, expr, "reinterpreted as signed here")  # type: ignore[union-attr]
+                    return Value(Kind.SCALAR, Origin.WRAPPED, evidence)
                 if right is None and _looks_like_base(expr.right, self.names):
                     return INDEX_SEQ if seq is Kind.SEQ else INDEX_SCALAR  # `ptr - base`: an offset
                 return left.as_kind(seq)  # type: ignore[union-attr]
@@ -105,7 +107,9 @@ class Arithmetic:
         if isinstance(expr, ast.Name):
             bound = self.model.module_constants.get(expr.id)
             scope = self.model.scope_of(expr).resolve(expr.id)
-            return self.int_constant(bound, depth + 1) if bound is not None and scope is self.model.module_scope else None
+            return (
+                self.int_constant(bound, depth + 1) if bound is not None and scope is self.model.module_scope else None
+            )
         if isinstance(expr, ast.BinOp):
             a, b = self.int_constant(expr.left, depth + 1), self.int_constant(expr.right, depth + 1)
             if a is None or b is None:

@@ -26,8 +26,16 @@ from .lattice import Kind, Value
 if TYPE_CHECKING:
     from .facts import ModuleFacts
 
-_STRUCTURE_BASES = frozenset({"ctypes.Structure", "ctypes.Union", "ctypes.BigEndianStructure",
-                              "ctypes.LittleEndianStructure", "ctypes.BigEndianUnion", "ctypes.LittleEndianUnion"})
+_STRUCTURE_BASES = frozenset(
+    {
+        "ctypes.Structure",
+        "ctypes.Union",
+        "ctypes.BigEndianStructure",
+        "ctypes.LittleEndianStructure",
+        "ctypes.BigEndianUnion",
+        "ctypes.LittleEndianUnion",
+    }
+)
 _ARRAY_CONSTRUCTORS = frozenset({"from_address", "from_buffer", "from_buffer_copy"})
 MAX_DEPTH = 4
 _T = TypeVar("_T")
@@ -119,7 +127,9 @@ class CtypesSlots:
             if element is None or not isinstance(call.func, (ast.BinOp, ast.Name, ast.Attribute)):
                 continue
             for arg in call.args:
-                value = self._pointer(arg.value if isinstance(arg, ast.Starred) else arg, seq=isinstance(arg, ast.Starred))
+                value = self._pointer(
+                    arg.value if isinstance(arg, ast.Starred) else arg, seq=isinstance(arg, ast.Starred)
+                )
                 if value is not None:
                     yield self._slot(element, "ctypes array", value, container=call)
                     break
@@ -150,10 +160,25 @@ class CtypesSlots:
             return None
         return value
 
-    def _slot(self, type_node: ast.expr, what: str, value: Value, field: str | None = None,
-              container: ast.AST | None = None, owner: int | None = None) -> CtypesSlot:
-        return CtypesSlot(type_node, self.ctype_of(type_node) or "", what, value, self.model.scope_of(type_node), field,
-                          owner, container)
+    def _slot(
+        self,
+        type_node: ast.expr,
+        what: str,
+        value: Value,
+        field: str | None = None,
+        container: ast.AST | None = None,
+        owner: int | None = None,
+    ) -> CtypesSlot:
+        return CtypesSlot(
+            type_node,
+            self.ctype_of(type_node) or "",
+            what,
+            value,
+            self.model.scope_of(type_node),
+            field,
+            owner,
+            container,
+        )
 
     def _qnames(self, node: ast.AST) -> set[str]:
         return self.model.qualified_names(node) if isinstance(node, (ast.Name, ast.Attribute)) else set()
@@ -172,4 +197,3 @@ class CtypesSlots:
             if bound is not None and self.model.scope_of(expr).resolve(expr.id) is self.model.module_scope:
                 return resolve(bound)
         return None
-

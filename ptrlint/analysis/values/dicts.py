@@ -52,8 +52,11 @@ class Dicts:
 
     def comprehensions(self, expr: ast.AST) -> list[ast.DictComp]:
         key = self.model.key_of(expr)
-        return [b.expr for b in (self.model.bindings.get(key, []) if key is not None else [])
-                if b.how == "expr" and isinstance(b.expr, ast.DictComp)]
+        return [
+            b.expr
+            for b in (self.model.bindings.get(key, []) if key is not None else [])
+            if b.how == "expr" and isinstance(b.expr, ast.DictComp)
+        ]
 
     def any_entry(self, expr: ast.AST) -> Value | None:
         """Any one of the entries of the dict ``expr`` (``ptrs[name]`` with a computed key)."""

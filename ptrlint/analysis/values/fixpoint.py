@@ -98,8 +98,9 @@ class Evaluator:
             self._cycle_hits.clear()
         return result
 
-    def memoised(self, token: tuple[object, ...], memo: dict[_K, tuple[_T, int, bool]], key: _K,
-                 compute: Callable[[], _T]) -> _T:
+    def memoised(
+        self, token: tuple[object, ...], memo: dict[_K, tuple[_T, int, bool]], key: _K, compute: Callable[[], _T]
+    ) -> _T:
         entry = memo.get(key)
         if entry is not None and (not entry[2] or entry[1] == self._iteration):
             if entry[2]:

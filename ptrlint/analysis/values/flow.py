@@ -62,8 +62,13 @@ class Flow:
         value = self.evaluator.class_value(self.root(creation.key))
         return replace(value, kind=Kind.SEQ, array=True) if value is not None else None
 
-    def index_flows(self) -> tuple[dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]],
-                                    dict[Key, list[Key]], dict[Key, list[Creation]]]:
+    def index_flows(
+        self,
+    ) -> tuple[
+        dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]],
+        dict[Key, list[Key]],
+        dict[Key, list[Creation]],
+    ]:
         model = self.model
         passes: dict[Key, list[tuple[FunctionNode | ExternalFunction, str, ast.Call]]] = {}
         target: FunctionNode | ExternalFunction | None
@@ -152,17 +157,39 @@ class Flow:
             value = self.evaluator.value(binding.expr)
             if binding.how == "elem-of":
                 value = value if value is not None and value.kind is Kind.SEQ else None
-                yield (value.with_evidence(binding.node, "pointer values added here") if value and value.is_pointer
-                       else value), True
+                yield (
+                    (
+                        value.with_evidence(binding.node, "pointer values added here")
+                        if value and value.is_pointer
+                        else value
+                    ),
+                    True,
+                )
             else:
-                yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
-                        if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
+                yield (
+                    (
+                        value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value added here")
+                        if value and value.is_pointer
+                        else value.as_kind(Kind.SEQ)
+                        if value
+                        else None
+                    ),
+                    True,
+                )
         for binding in self.model.stores.get(key, []):
             value = self.evaluator.value(binding.expr)
             if binding.how == "seq" and value is not None and value.kind is not Kind.SEQ:
                 value = None
-            yield ((value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
-                    if value and value.is_pointer else value.as_kind(Kind.SEQ) if value else None), True)
+            yield (
+                (
+                    value.as_kind(Kind.SEQ).with_evidence(binding.node, "pointer value stored here")
+                    if value and value.is_pointer
+                    else value.as_kind(Kind.SEQ)
+                    if value
+                    else None
+                ),
+                True,
+            )
 
     def call_writes(self, key: Key) -> Iterator[tuple[Value | None, bool | None]]:
         """What calls write into one location: a function (of this module or, through the index, of
@@ -174,14 +201,22 @@ class Flow:
             else:
                 received, name = self.results.param_received(function, param), function.name
             if received is not None:
-                yield received.as_kind(Kind.SEQ).with_evidence(call, f"`{name}()` writes pointer values into its parameter `{param}`"), True
+                yield (
+                    received.as_kind(Kind.SEQ).with_evidence(
+                        call, f"`{name}()` writes pointer values into its parameter `{param}`"
+                    ),
+                    True,
+                )
         for container in self.elements_of.get(key, []):
             for kind, out, source, call in self.model.gathers:
                 out_key = self.model.alias_key(out)
                 if out_key is not None and self.root(out_key) == container:
                     value = self.evaluator.value(source)
                     if value is not None and value.is_pointer:
-                        yield value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"), True
+                        yield (
+                            value.as_kind(Kind.SEQ).with_evidence(call, f"receives pointer values through `{kind}`"),
+                            True,
+                        )
 
     def bound(self, key: Key, creation: Creation | None) -> Iterator[tuple[Value | None, bool | None]]:
         """What reading one location sees besides the writes: what the names of its creation say, the
@@ -191,7 +226,11 @@ class Flow:
             named = name_evidence(self.model, self.tensors, creation)
             if named is not None:
                 yield named, None  # what the names say (None: neither a write nor a bound value)
-        stored = [self.holding(model.creation_by_id[k.call]) for k in self.stored.get(key, []) if k.call in model.creation_by_id]
+        stored = [
+            self.holding(model.creation_by_id[k.call])
+            for k in self.stored.get(key, [])
+            if k.call in model.creation_by_id
+        ]
         if len(stored) > 1 and not all(v is not None and v.is_pointer for v in stored):
             # a field that holds addresses for some instances and data for others (`handle.data`):
             # reading it says nothing about one read
@@ -245,12 +284,14 @@ class Flow:
         # a value bound to it that says addresses (a parameter typed and named as an address table, a
         # pointer-named getter's result) is more than the target's name: indices written beside it do not
         # overrule it (`values = [int(a) for a in addresses]; values += [0] * pad`)
-        named_value = any(v is not None and v.origin is Origin.NAMED for v, is_write in contributions
-                          if is_write is False)
+        named_value = any(
+            v is not None and v.origin is Origin.NAMED for v, is_write in contributions if is_write is False
+        )
         if writes and not named_value and all(v is not None and v.origin is Origin.INDEX for v in writes):
             return next(v for v in writes if v is not None)  # contrary value evidence overrules names
-        if any(v is not None and v.origin is Origin.FOREIGN for v in writes) and \
-                all(v is not None and v.origin in (Origin.INDEX, Origin.FOREIGN) for v in writes):
+        if any(v is not None and v.origin is Origin.FOREIGN for v in writes) and all(
+            v is not None and v.origin in (Origin.INDEX, Origin.FOREIGN) for v in writes
+        ):
             # only what bindings handed out (and indices) enters it: values in their producer's own
             # encoding (a binding returning int64_t hands out wrapped addresses), whatever the names say
             return next(v for v in writes if v is not None and v.origin is Origin.FOREIGN)
@@ -259,7 +300,6 @@ class Flow:
         if all(v is not None and v.origin in (Origin.INDEX, best.origin) for v, _ in contributions):
             return best  # only indices, or only what bindings handed out (and indices)
         return None
-
 
 
 _REORDERING = frozenset({"sort", "topk", "unique", "kthvalue", "mode", "max", "min", "unique_consecutive"})

@@ -33,9 +33,17 @@ class FunctionResults:
             args = function.args
             if key.scope != id(self.model.module_scope) or len(args.args) != 1 or args.posonlyargs or args.vararg:
                 continue
-            probe = ast.Call(func=ast.Name(id=function.name, ctx=ast.Load()),
-                             args=[ast.Call(func=ast.Attribute(value=ast.Name(id="_", ctx=ast.Load()), attr="data_ptr",
-                                                               ctx=ast.Load()), args=[], keywords=[])], keywords=[])
+            probe = ast.Call(
+                func=ast.Name(id=function.name, ctx=ast.Load()),
+                args=[
+                    ast.Call(
+                        func=ast.Attribute(value=ast.Name(id="_", ctx=ast.Load()), attr="data_ptr", ctx=ast.Load()),
+                        args=[],
+                        keywords=[],
+                    )
+                ],
+                keywords=[],
+            )
             value = self.evaluator.query(lambda f=function, p=probe: self.returned_value(f, p))  # type: ignore[misc]
             if value is not None and value.origin is Origin.WRAPPED and value.kind is Kind.SCALAR:
                 out.append(function.name)
@@ -91,7 +99,11 @@ class FunctionResults:
             value = binding.expr
             if isinstance(value, ast.Call) and attr_name(value.func) == "NewType" and len(value.args) == 2:
                 value = value.args[1]
-            if binding.how == "expr" and isinstance(value, ast.Name) and "builtins.int" in self.model.qualified_names(value):
+            if (
+                binding.how == "expr"
+                and isinstance(value, ast.Name)
+                and "builtins.int" in self.model.qualified_names(value)
+            ):
                 return True
         return False
 

@@ -39,8 +39,14 @@ class Parameters:
         function = scopes.get(key.scope)
         if function is None:
             return []
-        return [arg for call in calls.get(id(function), []) for name, arg in bind_arguments(function, call, self.model.method_kinds.get(id(function)) in ("instance", "class"))
-                if name == key.name]
+        return [
+            arg
+            for call in calls.get(id(function), [])
+            for name, arg in bind_arguments(
+                function, call, self.model.method_kinds.get(id(function)) in ("instance", "class")
+            )
+            if name == key.name
+        ]
 
     def names_table(self, key: NameKey) -> Value | None:
         """A parameter typed as a list of ints and named as an address table (``staging_ptrs:
@@ -54,9 +60,9 @@ class Parameters:
         param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == key.name), None)
         if param is None or not _int_sequence(param.annotation):
             return None
-        return Value(Kind.SEQ, Origin.NAMED, ((param, f"parameter `{key.name}` is a list of ints named like an "
-                                                       "address table"),))
-
+        return Value(
+            Kind.SEQ, Origin.NAMED, ((param, f"parameter `{key.name}` is a list of ints named like an address table"),)
+        )
 
 
 _INT_SEQUENCES = frozenset({"Sequence", "List", "list", "Tuple", "tuple", "Iterable", "Collection", "MutableSequence"})

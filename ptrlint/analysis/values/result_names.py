@@ -16,8 +16,13 @@ from ..semantic.syntax import attr_name
 from .lattice import Kind, Origin, Value
 
 
-def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast.expr], index: int | None,
-                 int_alias: Callable[[str], bool]) -> Value | None:
+def named_result(
+    names: NamePatterns,
+    function: FunctionNode,
+    returned: list[ast.expr],
+    index: int | None,
+    int_alias: Callable[[str], bool],
+) -> Value | None:
     """Name evidence of what a function returns, for its callers (in this module and, through the
     summaries, in others): a returned variable named like an address table (``return pointers``), a
     return annotation naming an address type, or a docstring whose "Returns" says addresses."""
@@ -27,23 +32,36 @@ def named_result(names: NamePatterns, function: FunctionNode, returned: list[ast
         name = attr_name(ret) if isinstance(ret, (ast.Name, ast.Attribute)) else None
         if name is not None and names.is_pointer_name(name):
             table = names.is_table_name(name)
-            return Value(Kind.SEQ if table else Kind.SCALAR, Origin.NAMED,
-                         ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
-                         table_name=table)
+            return Value(
+                Kind.SEQ if table else Kind.SCALAR,
+                Origin.NAMED,
+                ((ret, f"returns `{name}`, named like {'an address table' if table else 'an address'}"),),
+                table_name=table,
+            )
     if index is not None:
         return None  # a getter's own name is read where it is called (analysis/values/transfer.py), as for any callee
     annotated = annotated_addresses(names, function.returns, int_alias)
     if annotated is not None:
-        return Value(Kind.SEQ if annotated else Kind.SCALAR, Origin.NAMED,
-                     ((returned[0], f"`{function.name}()` is annotated as returning addresses"),), table_name=annotated)
+        return Value(
+            Kind.SEQ if annotated else Kind.SCALAR,
+            Origin.NAMED,
+            ((returned[0], f"`{function.name}()` is annotated as returning addresses"),),
+            table_name=annotated,
+        )
     said = _returns_addresses(ast.get_docstring(function, clean=False) or "")
     if said is not None:
-        return Value(Kind.SEQ if said else Kind.SCALAR, Origin.NAMED,
-                     ((returned[0], f"the docstring of `{function.name}()` says it returns addresses"),), table_name=said)
+        return Value(
+            Kind.SEQ if said else Kind.SCALAR,
+            Origin.NAMED,
+            ((returned[0], f"the docstring of `{function.name}()` says it returns addresses"),),
+            table_name=said,
+        )
     return None
 
 
-def annotated_addresses(names: NamePatterns, annotation: ast.expr | None, int_alias: Callable[[str], bool]) -> bool | None:
+def annotated_addresses(
+    names: NamePatterns, annotation: ast.expr | None, int_alias: Callable[[str], bool]
+) -> bool | None:
     """A return annotation naming an integer address type of the module (``DevicePtr = NewType("DevicePtr",
     int)``; ``-> DevicePtr``, ``-> list[DevicePtr]``): True for a container of them, False for one, None
     otherwise. A DSL's pointer class (``cute.Pointer``, a kernel-side object) is not an address."""
@@ -69,8 +87,11 @@ _CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableS
 _RETURNS = re.compile(r"\breturns?\b([^.;:]*)", re.IGNORECASE)
 _ADDRESS_WORDS = re.compile(r"\b(address(?:es)?|pointers?)\b", re.IGNORECASE)
 # before the address word: what the result is not (a count, a flag), or a clause about something else
-_NOT_ADDRESSES = re.compile(r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false"
-                            r"|about|for|on|that|which|with|containing|if|when|whose|from|into|by)\b", re.IGNORECASE)
+_NOT_ADDRESSES = re.compile(
+    r"\b(?:number|count|size|offsets?|index|indices|length|whether|strides?|bytes|true|false"
+    r"|about|for|on|that|which|with|containing|if|when|whose|from|into|by)\b",
+    re.IGNORECASE,
+)
 _MODIFIES = re.compile(r"[ \t]+(?!to\b|of\b|in\b|at\b|as\b|and\b|or\b)[A-Za-z_]")  # `pointer args`: an adjective
 
 
@@ -92,7 +113,7 @@ def _returns_addresses(doc: str) -> bool | None:
     for clause in _RETURNS.finditer(doc):
         text = clause.group(1)
         word = _ADDRESS_WORDS.search(text)
-        if word is None or _NOT_ADDRESSES.search(text[:word.start()]) or _MODIFIES.match(text, word.end()):
+        if word is None or _NOT_ADDRESSES.search(text[: word.start()]) or _MODIFIES.match(text, word.end()):
             continue  # "the number of pointers", "information about pointers", "pointer args"
         return word.group(1).lower() in ("addresses", "pointers")
     return None

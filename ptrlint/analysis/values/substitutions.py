@@ -43,13 +43,17 @@ def substitutions(facts: ModuleFacts) -> Iterator[Substitution]:
             if function is not None:
                 callers.setdefault(id(function), []).append(creation)
     value: ast.expr | Value | None  # a patch's replacement, then a caller's pointer-holding value
-    for target, value in model.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
+    for (
+        target,
+        value,
+    ) in model.patches:  # `torch.empty = _empty`: this module's `torch.empty(...)` calls are its callers
         key = model.name_key(value) if isinstance(value, ast.Name) else None
         function = model.functions.get(key) if isinstance(key, NameKey) else None
         patched = model.qualified_names(target)
         if function is not None and patched:
             callers.setdefault(id(function), []).extend(
-                cr for cr in model.creations if cr.qname in patched and cr.call.func is not value)
+                cr for cr in model.creations if cr.qname in patched and cr.call.func is not value
+            )
     for key, function in model.functions.items():
         if key.scope != id(model.module_scope):
             continue
@@ -60,8 +64,13 @@ def substitutions(facts: ModuleFacts) -> Iterator[Substitution]:
         for creation in callers.get(id(function), []):
             value = facts.pointer_holding(creation)
             if value is not None and asks_unsigned(facts, creation):
-                evidence.append((creation.call, f"asks for `{creation.dtype and ast.unparse(creation.dtype)}` "
-                                                f"for {_target(creation)}, which holds addresses"))
+                evidence.append(
+                    (
+                        creation.call,
+                        f"asks for `{creation.dtype and ast.unparse(creation.dtype)}` "
+                        f"for {_target(creation)}, which holds addresses",
+                    )
+                )
                 evidence.extend(value.evidence[:2])
         if facts.view is not None and model.context.module:
             qualname = f"{model.context.module}.{function.name}"

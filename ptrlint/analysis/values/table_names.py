@@ -21,14 +21,25 @@ def name_evidence(model: SemanticModel, tensors: TensorKinds, creation: Creation
     data = creation.data
     if data is not None and isinstance(data, ast.Constant):
         return None  # `torch.tensor(0)`: a scalar argument, not a table
-    if creation.target_name is not None and names.is_pointer_name(creation.target_name) and \
-            not _rebinds_its_data(model, creation):
+    if (
+        creation.target_name is not None
+        and names.is_pointer_name(creation.target_name)
+        and not _rebinds_its_data(model, creation)
+    ):
         node = creation.target_node or creation.call
-        return Value(Kind.SEQ, Origin.NAMED, ((node, f"name `{creation.target_name}` says it holds addresses"),),
-                     table_name=names.is_table_name(creation.target_name))
+        return Value(
+            Kind.SEQ,
+            Origin.NAMED,
+            ((node, f"name `{creation.target_name}` says it holds addresses"),),
+            table_name=names.is_table_name(creation.target_name),
+        )
     source = _data_name(data)
-    if source is not None and data is not None and names.is_pointer_name(source) and (
-            names.is_table_name(source) or _holds_list(model, tensors, data)):
+    if (
+        source is not None
+        and data is not None
+        and names.is_pointer_name(source)
+        and (names.is_table_name(source) or _holds_list(model, tensors, data))
+    ):
         return Value(Kind.SEQ, Origin.NAMED, ((data, f"data `{source}` is named like an address table"),))
     return None
 

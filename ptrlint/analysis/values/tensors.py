@@ -35,7 +35,11 @@ class TensorKinds:
                 return dtype is None or model.types.dtype_qname(dtype) is not None
             creation = model.creation_by_id.get(id(expr))
             if creation is not None:
-                return creation.library == "numpy" and creation.dtype is not None and model.types.dtype_qname(creation.dtype) is not None
+                return (
+                    creation.library == "numpy"
+                    and creation.dtype is not None
+                    and model.types.dtype_qname(creation.dtype) is not None
+                )
             if isinstance(func, ast.Attribute) and func.attr == "astype" and expr.args:
                 return model.types.dtype_qname(expr.args[0]) is not None
             return self._returns_signed_numpy(expr, None, depth)
@@ -50,9 +54,13 @@ class TensorKinds:
             known = self._signed_memo.get(key)
             if known is not None:
                 return known
-            found = any(b.how == "expr" and self.is_signed_numpy_array(b.expr, depth + 1)
-                        or b.how == "telem" and self.signed_numpy_item(b.expr, depth + 1, b.index)
-                        for b in model.bindings.get(key, []))
+            found = any(
+                b.how == "expr"
+                and self.is_signed_numpy_array(b.expr, depth + 1)
+                or b.how == "telem"
+                and self.signed_numpy_item(b.expr, depth + 1, b.index)
+                for b in model.bindings.get(key, [])
+            )
             if found or depth == 0:  # a yes holds with any budget; a no only with the whole one
                 self._signed_memo[key] = found
             return found
@@ -78,8 +86,13 @@ class TensorKinds:
         function = self.model.types.function_called(call.func)
         returned = self.model.returns.get(id(function), []) if function is not None else []
         if index is not None:
-            items = [ret.elts[index] for ret in returned if isinstance(ret, ast.Tuple) and index < len(ret.elts)
-                     and not any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1])]
+            items = [
+                ret.elts[index]
+                for ret in returned
+                if isinstance(ret, ast.Tuple)
+                and index < len(ret.elts)
+                and not any(isinstance(el, ast.Starred) for el in ret.elts[: index + 1])
+            ]
             if len(items) != len(returned):
                 return False
             returned = items
@@ -140,8 +153,9 @@ class TensorKinds:
         if isinstance(annotation, ast.Subscript) and attr_name(annotation.value) in ("Optional", "Union", "Annotated"):
             inner = annotation.slice
             items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-            return any(self.is_torch_annotation(item) for item in items[:1] if attr_name(annotation.value) == "Annotated") \
-                or (attr_name(annotation.value) != "Annotated" and any(self.is_torch_annotation(i) for i in items))
+            return any(
+                self.is_torch_annotation(item) for item in items[:1] if attr_name(annotation.value) == "Annotated"
+            ) or (attr_name(annotation.value) != "Annotated" and any(self.is_torch_annotation(i) for i in items))
         return False
 
     def is_factory_value(self, expr: ast.AST) -> bool:

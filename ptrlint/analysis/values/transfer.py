@@ -23,14 +23,27 @@ from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import FOREIGN_SCALAR, INDEX_ARRAY, INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
 
-KNOWN_ADDRESS_ATTRIBUTES = {name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()}
+KNOWN_ADDRESS_ATTRIBUTES = {
+    name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()
+}
 _SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "nbytes", "itemsize", "ndim", "size", "strides"})
 _NOT_A_METHOD = object()  # what method_value says of a method whose name decides nothing
-_INDEX_FUNCTIONS = frozenset({
-    "torch.arange", "numpy.arange", "torch.meshgrid", "numpy.meshgrid", "numpy.indices", "numpy.ogrid", "numpy.mgrid",
-    "torch.bincount", "numpy.bincount", "builtins.range", "builtins.len",
-})
+_INDEX_FUNCTIONS = frozenset(
+    {
+        "torch.arange",
+        "numpy.arange",
+        "torch.meshgrid",
+        "numpy.meshgrid",
+        "numpy.indices",
+        "numpy.ogrid",
+        "numpy.mgrid",
+        "torch.bincount",
+        "numpy.bincount",
+        "builtins.range",
+        "builtins.len",
+    }
+)
 
 
 class Transfer:
@@ -106,7 +119,9 @@ class Transfer:
             if qnames & CTYPES_SIGNED64_QNAMES and base.args:
                 inner = self.evaluator.value(base.args[0])
                 if inner is not None and inner.is_pointer:
-                    return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here"))
+                    return Value(
+                        Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, expr, "reinterpreted as signed here")
+                    )
             if any(q.startswith("ctypes.c_") for q in qnames) and base.args:
                 return self.evaluator.value(base.args[0])
         if attr == "data_ptr":  # read as a value, not called: a property that returns the address
@@ -148,12 +163,14 @@ class Transfer:
             and isinstance(inner_value.value, ast.Attribute)
             and inner_value.value.attr in ("__array_interface__", "__cuda_array_interface__")
         ):
-            return Value(Kind.SCALAR, Origin.RAW, ((expr, f"pointer value: `{inner_value.value.attr}[\"data\"][0]`"),))
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, f'pointer value: `{inner_value.value.attr}["data"][0]`'),))
         if isinstance(inner_value, ast.Call) and dotted(inner_value.func) in ("struct.unpack", "unpack"):
             wrapped = self.struct_wrap(inner_value)
             if wrapped is not None:
                 return wrapped
-        if not is_slice_subscript(expr) and (self.flow.dicts.entries(inner_value) or self.flow.dicts.comprehensions(inner_value)):
+        if not is_slice_subscript(expr) and (
+            self.flow.dicts.entries(inner_value) or self.flow.dicts.comprehensions(inner_value)
+        ):
             return self.flow.dicts.any_entry(inner_value)  # `ptrs[name]` with a computed key
         inner = self.evaluator.value(inner_value)
         if inner is None or inner.kind is not Kind.SEQ:
@@ -168,13 +185,17 @@ class Transfer:
         if len(unpack.args) < 2 or not isinstance(unpack.args[1], ast.Call):
             return None
         fmt, packed = unpack.args[0], unpack.args[1]
-        if not (isinstance(fmt, ast.Constant) and isinstance(fmt.value, str) and fmt.value.strip("<>=!@").lower() == "q"):
+        if not (
+            isinstance(fmt, ast.Constant) and isinstance(fmt.value, str) and fmt.value.strip("<>=!@").lower() == "q"
+        ):
             return None
         if dotted(packed.func) not in ("struct.pack", "pack") or len(packed.args) < 2:
             return None
         inner = self.evaluator.value(packed.args[1])
         if inner is not None and inner.is_pointer:
-            return Value(Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, unpack, "reinterpreted as signed here"))
+            return Value(
+                Kind.SCALAR, Origin.WRAPPED, add_evidence(inner.evidence, unpack, "reinterpreted as signed here")
+            )
         return None
 
     def method_value(self, call: ast.Call, func: ast.Attribute, args: list[ast.expr]) -> object:
@@ -189,7 +210,9 @@ class Transfer:
         if method == "view" and args and model.types.dtype_qname(args[0]) in SIGNED64_DTYPES:
             inner = self.evaluator.value(func.value)
             if inner is not None and inner.is_pointer:  # bit reinterpretation: deliberate int64
-                return Value(Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here"))
+                return Value(
+                    Kind.SEQ, Origin.WRAPPED, add_evidence(inner.evidence, call, "reinterpreted as int64 here")
+                )
             return None
         if method in PASSTHROUGH_METHODS:
             inner = self.evaluator.value(func.value)
@@ -239,7 +262,9 @@ class Transfer:
             inner = self.evaluator.value(args[0])
             return inner if inner is not None and inner.kind is Kind.SEQ else None
         if qnames & {"builtins.zip", "itertools.chain", "itertools.chain.from_iterable"} and args:
-            return _together([self.evaluator.value(a) for a in args])  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
+            return _together(
+                [self.evaluator.value(a) for a in args]
+            )  # `list(zip(srcs, dsts))`, `chain(a_ptrs, b_ptrs)`
         if qnames & {"builtins.max", "builtins.min", "builtins.sum", "builtins.abs", "builtins.round"} and args:
             inner = [self.evaluator.value(a) for a in args]
             return INDEX_SCALAR if all(v is not None and v.origin is Origin.INDEX for v in inner) else None
@@ -265,11 +290,19 @@ class Transfer:
         if last is not None and self.names.is_getter_name(last) and not any(q.startswith("triton.") for q in qnames):
             # `get_remote_addr()`, `device_buffer_ptr()` (not Triton's `tl.make_block_ptr`, a kernel-side handle)
             kind = Kind.SEQ if self.names.is_table_name(last) else Kind.SCALAR
-            return Value(kind, Origin.NAMED, ((call, f"`{last}()` is named like an address getter"),),
-                         table_name=self.names.is_table_name(last))
+            return Value(
+                kind,
+                Origin.NAMED,
+                ((call, f"`{last}()` is named like an address getter"),),
+                table_name=self.names.is_table_name(last),
+            )
         if last is not None and is_allocation_name(last) and tuple_address_position(last) is None and target is None:
-            return Value(Kind.SCALAR, Origin.NAMED, ((call, f"`{last}()` allocates or maps memory: it returns an "
-                                                            "address"),), table_name=False)
+            return Value(
+                Kind.SCALAR,
+                Origin.NAMED,
+                ((call, f"`{last}()` allocates or maps memory: it returns an address"),),
+                table_name=False,
+            )
         if target is None and self.apis.foreign(func, qnames):
             return FOREIGN_SCALAR
         return None
