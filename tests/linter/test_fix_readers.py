@@ -247,6 +247,27 @@ CASES: dict[str, Case] = {
         # the control: combined only with itself, no reader needs int64, so the table becomes uint64
         fixes={("app/main.py", 8): UINT64},
     ),
+    "list_rebound_to_the_table": Case(
+        files={
+            "app/main.py": """
+                import torch
+
+                from .launch import copy_kernel
+
+
+                def scenario():
+                    blocks = [torch.zeros(4) for _ in range(2)]
+                    ptrs = []
+                    for b in blocks:
+                        ptrs.append(b.data_ptr())
+                    ptrs = torch.tensor(ptrs, dtype=torch.int64)
+                    copy_kernel[(1,)](ptrs)
+                    assert copy_kernel.seen[-1] == [b.data_ptr() for b in blocks]
+            """,
+        },
+        # the list's `.append()` ran before the name held the table: not a reader of it (fresh5 review)
+        fixes={("app/main.py", 11): UINT64},
+    ),
 }
 
 

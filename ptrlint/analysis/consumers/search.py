@@ -199,6 +199,8 @@ class Consumers:
         out: list[Use] = []
         for root in roots:
             for node in self.loads.get(root, []):
+                if anchor is not None and reads_an_earlier_value(node, anchor, self.build_index()):
+                    continue
                 if id(node) not in visited:
                     visited.add(id(node))
                     out.extend(self.context(node, trail, visited))
@@ -313,6 +315,41 @@ class Consumers:
             return []
         visited.add(token)
         return self.class_uses([root], trail.step(), visited)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module, ast.ClassDef)
+
+
+def reads_an_earlier_value(load: ast.AST, anchor: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """A local name read before the statement that binds the table, in the same function and in no
+    loop around both, reads what the name held before: ``ptrs.append(p)`` then
+    ``ptrs = torch.tensor(ptrs, dtype=torch.int64)`` (the list is not a reader of the tensor)."""
+    if not isinstance(load, ast.Name):
+        return False
+    statement: ast.AST | None = anchor
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = parents.get(id(statement))
+    if statement is None or statement.end_lineno is None or statement.end_col_offset is None:
+        return False
+    if (load.lineno, load.col_offset) >= (statement.end_lineno, statement.end_col_offset):
+        return False
+    around = _enclosing(statement, parents)
+    for node in _enclosing(load, parents):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node in around:
+            return False  # a loop runs the earlier read again after the binding
+        if isinstance(node, _SCOPES):
+            return node in around  # the same function (or module): read before it is bound
+    return False
+
+
+def _enclosing(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
+    """The nodes around ``node``, innermost first."""
+    out: list[ast.AST] = []
+    parent = parents.get(id(node))
+    while parent is not None:
+        out.append(parent)
+        parent = parents.get(id(parent))
+    return out
 
 
 def _breadth_first(module: ast.Module, parents: dict[int, ast.AST]) -> list[ast.AST]:
