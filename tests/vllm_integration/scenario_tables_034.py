@@ -1,0 +1,122 @@
+"""vLLM 0.34's other address tables built by vLLM's own code with the guard installed, on the CPU.
+
+Run as ``python -m tests.vllm_integration.scenario_tables_034 LEVEL [plugin] [simulate]`` in a fresh
+process (install() patches vLLM process-wide); prints one ``SCENARIO {json}`` line of observations.
+
+- Kimi-K3 RecoverSSM: ``KDARecoverSSMCommitContext.create`` (vLLM's ``_base_addrs``) builds the four
+  base-address tables, and ``commit`` runs vLLM's Triton commit kernels (interpreter). The package
+  ``vllm.models.kimi_k3`` imports the whole Kimi-K3 model on import, which needs
+  ``compressed_tensors`` and GPU-only pieces this CPU venv does not install; ``load_recoverssm``
+  executes vLLM's own ``recoverssm.py`` (and the ``kernels.py`` it imports) unchanged, under its real
+  module name, with the parent packages created empty instead of running their ``__init__``.
+"""
+
+from __future__ import annotations
+
+import os
+
+if __name__ == "__main__":  # a scenario process: set before vLLM decides on Triton
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+import importlib  # noqa: E402
+import importlib.machinery  # noqa: E402
+import importlib.util  # noqa: E402
+import sys  # noqa: E402
+import types  # noqa: E402
+
+import torch  # noqa: E402
+
+from .support import emit, start_guard  # noqa: E402
+
+RECOVERSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm"
+HEADS, DIM, WINDOW, REQS, BLOCKS = 2, 8, 3, 3, 4
+
+
+def load_recoverssm() -> types.ModuleType:
+    """vLLM's recoverssm module, without running the Kimi-K3 package's ``__init__`` (see the docstring)."""
+    import vllm
+
+    root = os.path.dirname(vllm.__file__)
+    for package in ("vllm.models.kimi_k3", "vllm.models.kimi_k3.nvidia", "vllm.models.kimi_k3.nvidia.ops",
+                    "vllm.models.kimi_k3.nvidia.recoverssm"):
+        if package not in sys.modules:
+            spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+            spec.submodule_search_locations = [os.path.join(root, *package.split(".")[1:])]
+            sys.modules[package] = importlib.util.module_from_spec(spec)
+    return importlib.import_module(RECOVERSSM)
+
+
+def kda_layer(records) -> types.SimpleNamespace:
+    """What ``KDARecoverSSMCommitContext.create`` reads of a KDA layer; ``bind_kv_cache`` sets its states."""
+    layer = types.SimpleNamespace(recoverssm_records=records, kv_cache=(), local_num_heads=HEADS, head_dim=DIM,
+                                  gate_lower_bound=None, **{"A_log": torch.zeros(HEADS), "dt_bias": torch.zeros(HEADS * DIM)})
+    layer.bind_kv_cache = lambda kv_cache: setattr(layer, "kv_cache", tuple(kv_cache))
+    return layer
+
+
+def kda_layers(rssm) -> dict[str, types.SimpleNamespace]:
+    """Two KDA layers bound through vLLM's ``bind_kv_cache_to_layers`` (the guard registers them in strict)."""
+    from vllm.v1.worker.utils import bind_kv_cache_to_layers
+
+    gen = torch.Generator().manual_seed(0)
+    layers = {f"model.layers.{i}.self_attn": kda_layer(
+        rssm.KDARecoverSSMRecords.allocate(REQS, HEADS, WINDOW, DIM, torch.float16, torch.device("cpu")))
+        for i in range(2)}
+    caches = {name: (torch.randn(BLOCKS, HEADS * DIM, WINDOW + 3, generator=gen),
+                     torch.randn(BLOCKS, HEADS, DIM, DIM, generator=gen)) for name in layers}
+    bind_kv_cache_to_layers(caches, layers)
+    for lyr in layers.values():  # allocate() leaves them uninitialised: finite values keep the kernels finite
+        for record in (lyr.recoverssm_records.correction, lyr.recoverssm_records.key_gate):
+            record.copy_(torch.randn(record.shape, generator=gen) * 0.1)
+    return layers
+
+
+def bits(tensors) -> list[torch.Tensor]:
+    return [t.clone().view(torch.int32) for t in tensors]
+
+
+def attempt(seen: dict, key: str, run) -> object:
+    from ptrlint.runtime import PointerGuardError
+
+    try:
+        result = run()
+        seen[key] = "accepted"
+        return result
+    except PointerGuardError as exc:
+        seen[key] = f"{type(exc).__name__}: {exc}"
+        seen[key + "_cause"] = type(exc.__cause__).__name__ if exc.__cause__ else None
+    return None
+
+
+def recoverssm(seen: dict, level: str) -> None:
+    rssm = load_recoverssm()
+    context = rssm.KDARecoverSSMCommitContext
+    seen["rssm_patched"] = hasattr(context.create.__func__, "__wrapped__")
+    layers = list(kda_layers(rssm).values())
+    ctx = attempt(seen, "rssm_create", lambda: context.create(layers, spec_query_len=WINDOW, max_num_reqs=REQS))
+    if ctx is None:
+        return
+    seen["rssm_dtypes"] = [str(ctx.state_base_addrs.dtype), str(ctx.conv_state_base_addrs.dtype)]
+    ints = lambda *v: torch.tensor(v, dtype=torch.int32)  # noqa: E731
+    attempt(seen, "rssm_commit", lambda: ctx.commit(ints(2, 1, 0), ints(1, 2, 3), ints(0, 3, 6, 9)))
+    good = ctx.kg_cache_base_addrs.clone()
+    if level == "strict":  # fast does not read entries: launching this would be a wild read
+        ctx.kg_cache_base_addrs[1] ^= 1 << 40  # an entry overwritten after the fill
+        before = bits(ctx.checkpoints)
+        attempt(seen, "rssm_corrupted", lambda: ctx.commit(ints(2, 1, 0), ints(1, 2, 3), ints(0, 3, 6, 9)))
+        seen["rssm_corrupted_untouched"] = all(torch.equal(a, b) for a, b in zip(before, bits(ctx.checkpoints)))
+    ctx.kg_cache_base_addrs = good.view(torch.uint64)  # raw in a table its kernel reads as int64
+    attempt(seen, "rssm_raw_dtype", lambda: ctx.commit(ints(2, 1, 0), ints(1, 2, 3), ints(0, 3, 6, 9)))
+
+
+def main(argv: list[str]) -> int:
+    level = argv[0]
+    seen = start_guard(level, argv[1:])
+    recoverssm(seen, level)
+    emit(seen)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

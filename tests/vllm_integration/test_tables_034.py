@@ -1,0 +1,59 @@
+"""The guard on vLLM 0.34's other address-table families, each table built by vLLM's own code (``pytest -m vllm``).
+
+Runs ``scenario_tables_034`` in a fresh process per level; skipped with a reason where vLLM 0.34.0 is
+not the importable release (CI sets PTRLINT_REQUIRE_VLLM=0.34.0 in its venv).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .support import require_release, run_scenario
+
+pytestmark = pytest.mark.vllm
+require_release("0.34.0")
+
+RSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm KDARecoverSSMCommitContext"
+
+
+def _installed(seen: dict, module: str) -> str:
+    lines = [line for line in seen["installed"] if line.startswith(module)]
+    assert len(lines) == 1, seen["installed"]
+    return lines[0]
+
+
+def _recoverssm_accepted(seen: dict, level: str) -> None:
+    line = _installed(seen, "vllm.models.kimi_k3.nvidia.ops.recoverssm")
+    assert f"checked at {level} where filled and launched" in line and "(int64, wrapped values)" in line
+    assert seen["rssm_patched"] is True  # patched when vLLM's module was imported, after install()
+    assert seen["rssm_create"] == "accepted" and seen["rssm_dtypes"] == ["torch.int64", "torch.int64"]
+    assert seen["rssm_commit"] == "accepted"  # vLLM's commit kernels ran (interpreter) on the checked tables
+    assert seen["rssm_raw_dtype"].startswith(
+        f"PointerDtypeError: {RSSM}.kg_cache_base_addrs has dtype uint64, but its kernel reads wrapped values in int64")
+
+
+def test_recoverssm_fast_checks_dtypes():
+    seen = run_scenario("scenario_tables_034", "fast")
+    _recoverssm_accepted(seen, "fast")
+    assert "rssm_corrupted" not in seen  # fast does not read entries
+
+
+def test_recoverssm_strict_refuses_an_overwritten_entry_before_the_commit():
+    seen = run_scenario("scenario_tables_034", "strict", "plugin")
+    _recoverssm_accepted(seen, "strict")
+    message = seen["rssm_corrupted"]
+    assert message.startswith(f"PointerRoundTripError: entry 1 of {RSSM}.kg_cache_base_addrs: address 0x"), message
+    assert "is not the address it was filled from (verify key/gate record of layer 1 at 0x" in message
+    assert seen["rssm_corrupted_untouched"] is True
+
+
+def test_recoverssm_under_simulated_high_addresses_is_reported_with_the_fix():
+    """vLLM 0.34.0's ``_base_addrs`` stores raw addresses in int64: on a host with addresses >= 2**63 it fails."""
+    seen = run_scenario("scenario_tables_034", "strict", "plugin", "simulate")
+    assert seen["simulated"] is True
+    message = seen["rssm_create"]
+    assert message.startswith(f"PointerDtypeError: entry 0 of {RSSM}.conv_state_base_addrs: address 0x8"), message
+    assert "(layer 0's conv state, 1536 bytes) is >= 2**63" in message
+    assert "_base_addrs" in message and "torch.tensor(addrs, dtype=torch.uint64).view(torch.int64)" in message
+    assert "or store wrapped values (addr - 2**64 for addr >= 2**63" in message
+    assert seen["rssm_create_cause"] == "ValueError"  # torch's "Overflow when unpacking long long", chained
