@@ -2,7 +2,7 @@
 
 Each family names its vLLM module, its tables and their readers' encoding, and is patched where the
 tables are filled and where a kernel is launched with them (``tables.check_table`` at the level).
-A release without the module (vLLM 0.33 has no Kimi-K3 ``recoverssm``) skips the family and says so.
+A release without the module skips the family and says so (never an error).
 
 - ``vllm.models.kimi_k3.nvidia.ops.recoverssm``: ``KDARecoverSSMCommitContext``'s four base-address
   tables (``conv_state_base_addrs``, ``state_base_addrs``, ``correction_cache_base_addrs``,
@@ -11,7 +11,12 @@ A release without the module (vLLM 0.33 has no Kimi-K3 ``recoverssm``) skips the
   which overflows for an address >= 2**63: the guard reports that as a ``PointerDtypeError`` naming
   the table, the entry, its tensor and the fix. Filled: ``create``; launched: ``commit``; strict
   registers the verify records ``KDARecoverSSMRecords.allocate`` makes (the states come from
-  ``bind_kv_cache_to_layers``).
+  ``bind_kv_cache_to_layers``). vLLM 0.33 ships the same tables.
+- ``vllm.v1.worker.utils``: ``KVBlockZeroer``'s ``seg_addrs`` (uint64, raw addresses), one entry per
+  KV-cache segment the zeroing kernel writes block by block. Filled: ``__init__`` (strict: each entry
+  lies in a KV-cache tensor of the forward context it was built from, and its reach, every block's
+  page, inside one registered region); launched: ``zero_block_ids`` (strict: also every block id is
+  below the block count).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from types import ModuleType
 from typing import Any
 
 from . import tables
-from .errors import PointerDtypeError
+from ._torch import torch
+from .errors import PointerBoundsError, PointerDtypeError, PointerRoundTripError
 from .fused import Target
 
 _TOP = 1 << 63
@@ -34,7 +40,8 @@ _TOP = 1 << 63
 class Family:
     module: str  # the vLLM module that fills the tables
     what: str  # the tables, their dtype and encoding, as installed() names them
-    patch: Callable[[ModuleType, str], str | None]  # applied to the loaded module; None: nothing to patch
+    sites: str  # where they are filled and launched
+    patch: Callable[[ModuleType, str], bool]  # applied to the loaded module; False: nothing to patch
 
 
 # ----- Kimi-K3 RecoverSSM commit context ----------------------------------------------------------
@@ -105,13 +112,13 @@ def check_recoverssm(ctx: Any, level: str) -> None:
                            "or ptrlint.runtime.register(tensor) them")
 
 
-def _patch_recoverssm(module: ModuleType, level: str) -> str | None:
+def _patch_recoverssm(module: ModuleType, level: str) -> bool:
     context: Any = getattr(module, "KDARecoverSSMCommitContext", None)
     if context is None or "create" not in vars(context):
-        return None
+        return False
     create = getattr(vars(context)["create"], "__func__", None)
     if create is None:
-        return None
+        return False
 
     def guarded_create(cls: Any, layers: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
         layers = list(layers)
@@ -135,7 +142,7 @@ def _patch_recoverssm(module: ModuleType, level: str) -> str | None:
     records: Any = getattr(module, "KDARecoverSSMRecords", None)
     if level == "strict" and records is not None and "allocate" in vars(records):
         records.allocate = classmethod(_registering(vars(records)["allocate"].__func__))
-    return "filled (KDARecoverSSMCommitContext.create) and launched (commit)"
+    return True
 
 
 def _registering(allocate: Callable[..., Any]) -> Callable[..., Any]:
@@ -149,14 +156,97 @@ def _registering(allocate: Callable[..., Any]) -> Callable[..., Any]:
     return allocate_registered
 
 
+# ----- the KV block zeroer -------------------------------------------------------------------------
+WORKER_UTILS = "vllm.v1.worker.utils"
+_SEG = f"{WORKER_UTILS} KVBlockZeroer.seg_addrs"
+_SEG_FIX = ("Bind the KV caches through vLLM's bind_kv_cache_to_layers with the guard installed (strict), or "
+            "ptrlint.runtime.register(tensor) them; an entry whose blocks run past its allocation has a wrong "
+            "block stride or page size")
+_ZEROER = "_ptrlint_zeroer"  # set on a checked zeroer: (targets, num_blocks)
+
+
+def _kv_storages(forward_context: Any) -> list[tuple[int, int, str]]:
+    """(start, nbytes, layer) of each tensor KV cache's allocation, as this process reports addresses."""
+    out = []
+    for name, layer in dict(forward_context or {}).items():
+        kv = getattr(layer, "kv_cache", None)
+        if isinstance(kv, torch.Tensor) and kv.numel():
+            storage = kv.untyped_storage()
+            out.append((int(storage.data_ptr()), int(storage.nbytes()), str(name)))
+    return out
+
+
+def _zeroer_targets(zeroer: Any, forward_context: Any, num_blocks: int) -> list[Target] | None:
+    """Per segment: the bytes the kernel can write from it (every block), in the KV cache it came from."""
+    meta = getattr(zeroer, "_meta", None)
+    if meta is None:
+        return None
+    seg_addrs, strides, pages = (tables.host_values(t) for t in meta[:3])
+    storages = _kv_storages(forward_context)
+    targets = []
+    for i, (addr, stride, page) in enumerate(zip(seg_addrs, strides, pages)):
+        owner = next((name for start, nbytes, name in storages if start <= addr < start + nbytes), None)
+        if owner is None:
+            raise PointerRoundTripError(
+                f"entry {i} of {_SEG}: address {addr:#x} lies in no KV cache tensor of the forward context it was "
+                "built from: the address was truncated or sign-mangled on its way into the table"
+            )
+        reach = ((max(num_blocks, 1) - 1) * stride + page) * 4  # int32 elements: every block's page
+        targets.append(tables.reach_target(addr, reach, f"{owner}'s KV cache segment, {num_blocks} blocks"))
+    return targets
+
+
+def _check_zeroer(zeroer: Any, level: str, block_ids: Sequence[int] = ()) -> None:
+    meta = getattr(zeroer, "_meta", None)
+    if meta is None or level == "off":
+        return
+    targets, num_blocks = getattr(zeroer, _ZEROER, (None, 0))
+    tables.check_table(meta[0], _SEG, targets if level == "strict" else None, encoding=tables.RAW, level=level,
+                       remedy=_SEG_FIX)
+    if level == "strict" and block_ids and not all(0 <= int(b) < num_blocks for b in block_ids):
+        bad = next(int(b) for b in block_ids if not 0 <= int(b) < num_blocks)
+        raise PointerBoundsError(f"{_SEG}: block id {bad} is outside [0, {num_blocks}): the zeroing kernel would "
+                                 "write past every segment's KV cache; the scheduler handed out a block that "
+                                 "does not exist")
+
+
+def _patch_zeroer(module: ModuleType, level: str) -> bool:
+    zeroer: Any = getattr(module, "KVBlockZeroer", None)
+    if zeroer is None or not inspect.isfunction(vars(zeroer).get("__init__")):
+        return False
+    init = vars(zeroer)["__init__"]
+    signature = inspect.signature(init)
+
+    def guarded_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        bound = signature.bind_partial(self, *args, **kwargs).arguments
+        num_blocks = int(bound.get("num_blocks") or 0)
+        if level == "strict":
+            setattr(self, _ZEROER, (_zeroer_targets(self, bound.get("static_forward_context"), num_blocks),
+                                    num_blocks))
+        _check_zeroer(self, level)
+        meta = getattr(self, "_meta", None)
+        if meta is not None:
+            tables.to_real_table(meta[0])
+
+    functools.update_wrapper(guarded_init, init)
+    zeroer.__init__ = guarded_init
+    zero = vars(zeroer).get("zero_block_ids")
+    if inspect.isfunction(zero):
+        zeroer.zero_block_ids = _launch(zero, _check_zeroer, level, with_args=True)
+    return True
+
+
 # ----- shared --------------------------------------------------------------------------------------
-def _launch(original: Callable[..., Any], check: Callable[[Any, str], None], level: str) -> Callable[..., Any]:
-    """Check the tables a launch method reads (strict: read back inside vLLM's gpu_sync_allowed), then run it."""
+def _launch(original: Callable[..., Any], check: Callable[..., None], level: str, *,
+            with_args: bool = False) -> Callable[..., Any]:
+    """Check the tables a launch method reads (strict: read back inside vLLM's gpu_sync_allowed), then run it;
+    ``with_args``: the check also gets the launch's arguments."""
 
     def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
         at = tables.launch_level(level)
         with tables.sync_context(at):
-            check(self, at)
+            check(self, at, *args) if with_args else check(self, at)
         return original(self, *args, **kwargs)
 
     functools.update_wrapper(launch, original)
@@ -165,7 +255,10 @@ def _launch(original: Callable[..., Any], check: Callable[[Any, str], None], lev
 
 FAMILIES = (
     Family(RECOVERSSM, "KDARecoverSSMCommitContext.{conv_state,state,correction_cache,kg_cache}_base_addrs "
-           "(int64, wrapped values)", _patch_recoverssm),
+           "(int64, wrapped values)", "filled (KDARecoverSSMCommitContext.create) and launched (commit)",
+           _patch_recoverssm),
+    Family(WORKER_UTILS, "KVBlockZeroer.seg_addrs (uint64, raw addresses)",
+           "filled (KVBlockZeroer.__init__) and launched (zero_block_ids)", _patch_zeroer),
 )
 
 
@@ -177,19 +270,17 @@ def install_families(level: str) -> list[str]:
         if not tables.release_has(family.module):
             lines.append(f"{head}: skipped, this vLLM release has no {family.module}")
             continue
-        said: list[str] = []
+        said: list[bool] = []
 
-        def patch(module: ModuleType, family: Family = family, said: list[str] = said) -> None:
-            said.append(family.patch(module, level) or "")
+        def patch(module: ModuleType, family: Family = family, said: list[bool] = said) -> None:
+            said.append(family.patch(module, level))
 
         now = tables.when_imported(family.module, patch)
         if now and not said[0]:
-            lines.append(f"{head}: skipped, {family.module} has none of these tables")
-        elif now:
-            lines.append(f"{head}: checked at {level} where {said[0]}")
+            lines.append(f"{head}: skipped, this release's {family.module} has none of these tables")
         else:
-            lines.append(f"{head}: checked at {level} where filled and launched, patched when {family.module} "
-                         "is imported")
+            later = "" if now else f" (patched when {family.module} is imported)"
+            lines.append(f"{head}: checked at {level} where {family.sites}{later}")
     return lines
 
 

@@ -74,6 +74,16 @@ def reach_target(address: int, nbytes: int, label: str) -> Target:
     return Target(address=address, nbytes=nbytes, label=label)
 
 
+def host_values(table: Any) -> list[int]:
+    """A small table's entries as Python ints (a uint64 or int64 table read as uint64 bit patterns)."""
+    if isinstance(table, torch.Tensor):
+        values = table.detach().to("cpu")
+        if values.dtype == torch.int64:
+            values = values.view(torch.uint64)
+        return [int(v) for v in values.numpy().tolist()]
+    return [int(v) for v in table]
+
+
 def to_real_table(table: Any) -> None:
     """Under simulated high addresses: rewrite a checked table to real addresses (its kernel dereferences them)."""
     if simulating() and isinstance(table, torch.Tensor) and table.dtype in _DTYPES.values() and table.numel():
@@ -183,5 +193,5 @@ def when_imported(module: str, patch: Callable[[ModuleType], None]) -> bool:
     return False
 
 
-__all__ = ["RAW", "WRAPPED", "check_table", "launch_level", "nbytes_of", "reach_target", "register_tensors",
+__all__ = ["RAW", "WRAPPED", "check_table", "host_values", "launch_level", "nbytes_of", "reach_target", "register_tensors",
            "release_has", "sync_context", "targets_of", "to_real_table", "when_imported"]

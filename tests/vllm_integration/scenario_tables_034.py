@@ -18,6 +18,7 @@ import os
 if __name__ == "__main__":  # a scenario process: set before vLLM decides on Triton
     os.environ.setdefault("TRITON_INTERPRET", "1")
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # the CPU platform: no pinned host memory
 
 import importlib  # noqa: E402
 import importlib.machinery  # noqa: E402
@@ -31,6 +32,7 @@ from .support import emit, start_guard  # noqa: E402
 
 RECOVERSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm"
 HEADS, DIM, WINDOW, REQS, BLOCKS = 2, 8, 3, 3, 4
+ZERO_BLOCKS = 6
 
 
 def load_recoverssm() -> types.ModuleType:
@@ -110,10 +112,47 @@ def recoverssm(seen: dict, level: str) -> None:
     attempt(seen, "rssm_raw_dtype", lambda: ctx.commit(ints(2, 1, 0), ints(1, 2, 3), ints(0, 3, 6, 9)))
 
 
+def zeroer(seen: dict, level: str) -> None:
+    """vLLM's ``KVBlockZeroer`` over two attention layers bound by ``bind_kv_cache_to_layers``; its kernel zeroes."""
+    from vllm.v1.attention.backend import AttentionBackend
+    from vllm.v1.kv_cache_interface import FullAttentionSpec
+    from vllm.v1.worker.utils import AttentionGroup, KVBlockZeroer, bind_kv_cache_to_layers
+
+    names = [f"model.layers.{i}.self_attn" for i in range(2)]
+    layers = {name: types.SimpleNamespace(kv_cache=None) for name in names}
+    for lyr in layers.values():
+        lyr.bind_kv_cache = lambda kv, lyr=lyr: setattr(lyr, "kv_cache", kv)
+    gen = torch.Generator().manual_seed(1)
+    bind_kv_cache_to_layers({name: torch.randn(ZERO_BLOCKS, 2, 16, 8, generator=gen) for name in names}, layers)
+    spec = FullAttentionSpec(16, num_kv_heads=2, head_size=8, dtype=torch.float32)
+    group = AttentionGroup(AttentionBackend, names, spec, 0)
+    made = attempt(seen, "zeroer_init", lambda: KVBlockZeroer(torch.device("cpu"), [group], [16], layers, ZERO_BLOCKS))
+    if made is None or made._meta is None:
+        return
+    seen["zeroer_dtype"] = str(made._meta[0].dtype)
+    before = [lyr.kv_cache.clone() for lyr in layers.values()]
+    attempt(seen, "zeroer_zero", lambda: made.zero_block_ids([1, 4]))
+    seen["zeroer_exact"] = all(
+        bool((lyr.kv_cache[[1, 4]] == 0).all()) and torch.equal(lyr.kv_cache[[0, 2, 3, 5]], old[[0, 2, 3, 5]])
+        for lyr, old in zip(layers.values(), before))
+    good = made._meta
+    if level == "strict":  # fast does not read entries: launching these would be wild writes
+        corrupted = good[0].clone()
+        corrupted[1] ^= 1 << 40
+        made._meta = (corrupted, *good[1:])
+        attempt(seen, "zeroer_corrupted", lambda: made.zero_block_ids([2]))
+        made._meta = good
+        attempt(seen, "zeroer_block_out_of_range", lambda: made.zero_block_ids([ZERO_BLOCKS]))
+        seen["zeroer_refused_untouched"] = bool((layers[names[0]].kv_cache[2] != 0).all())
+    made._meta = (good[0].view(torch.int64), *good[1:])  # wrapped values in a table its kernel reads as uint64
+    attempt(seen, "zeroer_wrapped_dtype", lambda: made.zero_block_ids([2]))
+
+
 def main(argv: list[str]) -> int:
     level = argv[0]
     seen = start_guard(level, argv[1:])
     recoverssm(seen, level)
+    zeroer(seen, level)
     emit(seen)
     return 0
 

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.vllm
 require_release("0.34.0")
 
 RSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm KDARecoverSSMCommitContext"
+SEG = "vllm.v1.worker.utils KVBlockZeroer.seg_addrs"
 
 
 def _installed(seen: dict, module: str) -> str:
@@ -24,7 +25,8 @@ def _installed(seen: dict, module: str) -> str:
 
 def _recoverssm_accepted(seen: dict, level: str) -> None:
     line = _installed(seen, "vllm.models.kimi_k3.nvidia.ops.recoverssm")
-    assert f"checked at {level} where filled and launched" in line and "(int64, wrapped values)" in line
+    assert line.endswith(f"(int64, wrapped values): checked at {level} where filled (KDARecoverSSMCommitContext.create) "
+                         "and launched (commit) (patched when vllm.models.kimi_k3.nvidia.ops.recoverssm is imported)")
     assert seen["rssm_patched"] is True  # patched when vLLM's module was imported, after install()
     assert seen["rssm_create"] == "accepted" and seen["rssm_dtypes"] == ["torch.int64", "torch.int64"]
     assert seen["rssm_commit"] == "accepted"  # vLLM's commit kernels ran (interpreter) on the checked tables
@@ -57,3 +59,30 @@ def test_recoverssm_under_simulated_high_addresses_is_reported_with_the_fix():
     assert "_base_addrs" in message and "torch.tensor(addrs, dtype=torch.uint64).view(torch.int64)" in message
     assert "or store wrapped values (addr - 2**64 for addr >= 2**63" in message
     assert seen["rssm_create_cause"] == "ValueError"  # torch's "Overflow when unpacking long long", chained
+
+
+def _zeroer_accepted(seen: dict, level: str) -> None:
+    line = _installed(seen, "vllm.v1.worker.utils KVBlockZeroer")
+    assert line.startswith(f"{SEG} (uint64, raw addresses): checked at {level} where filled "
+                           "(KVBlockZeroer.__init__) and launched (zero_block_ids)")
+    assert seen["zeroer_init"] == "accepted" and seen["zeroer_dtype"] == "torch.uint64"
+    assert seen["zeroer_zero"] == "accepted" and seen["zeroer_exact"] is True  # vLLM's kernel zeroed blocks 1 and 4
+    assert seen["zeroer_wrapped_dtype"].startswith(
+        f"PointerDtypeError: {SEG} has dtype int64, but its kernel reads raw addresses in uint64")
+
+
+def test_block_zeroer_fast_checks_the_dtype_only():
+    seen = run_scenario("scenario_tables_034", "fast")
+    _zeroer_accepted(seen, "fast")
+    assert "zeroer_corrupted" not in seen
+
+
+@pytest.mark.parametrize("flags", [("plugin",), ("plugin", "simulate")])
+def test_block_zeroer_strict_refuses_a_bad_entry_and_a_block_past_the_cache(flags):
+    seen = run_scenario("scenario_tables_034", "strict", *flags)
+    _zeroer_accepted(seen, "strict")  # under the simulation too: uint64 holds addresses >= 2**63
+    message = seen["zeroer_corrupted"]
+    assert message.startswith(f"PointerRoundTripError: entry 1 of {SEG}: address 0x"), message
+    assert "is not the address it was filled from (model.layers.1.self_attn's KV cache segment, 6 blocks at 0x" in message
+    assert seen["zeroer_block_out_of_range"].startswith(f"PointerBoundsError: {SEG}: block id 6 is outside [0, 6)")
+    assert seen["zeroer_refused_untouched"] is True
