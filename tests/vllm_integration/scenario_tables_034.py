@@ -33,6 +33,7 @@ from .support import emit, start_guard  # noqa: E402
 RECOVERSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm"
 HEADS, DIM, WINDOW, REQS, BLOCKS = 2, 8, 3, 3, 4
 ZERO_BLOCKS = 6
+BT_ROWS = ([5, 1, 4], [2, 7])  # request 0's blocks in the two groups
 
 
 def load_recoverssm() -> types.ModuleType:
@@ -148,11 +149,74 @@ def zeroer(seen: dict, level: str) -> None:
     attempt(seen, "zeroer_wrapped_dtype", lambda: made.zero_block_ids([2]))
 
 
+def v2_block_tables():
+    """A V2 runner ``BlockTables`` of two groups, request 0's rows filled. Its ``__init__`` allocates pinned host
+    memory (UVA buffers), which a CPU host has not: the object is made without it, with the attributes its
+    ``init_block_table_layout_tensors`` and kernels read; everything that builds or reads a table is vLLM's."""
+    from vllm.v1.worker.gpu.block_table import BlockTables
+
+    bt = BlockTables.__new__(BlockTables)
+    rows = torch.zeros(REQS, 8, dtype=torch.int32)
+    rows[0, :3] = torch.tensor(BT_ROWS[0])
+    other = torch.zeros(REQS, 8, dtype=torch.int32)
+    other[0, :2] = torch.tensor(BT_ROWS[1])
+    vars(bt).update(
+        device=torch.device("cpu"), block_sizes=[16, 16], num_kv_cache_groups=2, cp_size=1, cp_rank=0,
+        cp_interleave=1, _slot_mapping_enabled=[True, True], _sliding_window_reach=[0, 0],
+        has_sliding_window_groups=False, _num_dirty_rows=0, dcp_sharded=torch.tensor([True, True]),
+        block_tables=[types.SimpleNamespace(gpu=rows), types.SimpleNamespace(gpu=other)],
+        input_block_tables=[torch.zeros_like(rows), torch.zeros_like(other)],
+        num_blocks=types.SimpleNamespace(gpu=torch.tensor([[3, 0, 0], [2, 0, 0]], dtype=torch.int32)),
+        slot_mappings=torch.zeros(2, 64, dtype=torch.int64))
+    return bt
+
+
+def block_tables(seen: dict, level: str) -> None:
+    bt = v2_block_tables()
+    if attempt(seen, "bt_fill", bt.init_block_table_layout_tensors) is None and seen["bt_fill"] != "accepted":
+        return
+    seen["bt_dtypes"] = [str(bt.block_table_ptrs.dtype), str(bt.input_block_table_ptrs.dtype)]
+    idx = torch.tensor([0], dtype=torch.int32)
+    gathered = attempt(seen, "bt_gather", lambda: bt.gather_block_tables(idx, 1))
+    seen["bt_gathered"] = [t[0].tolist() for t in gathered] if gathered is not None else None
+    slots = attempt(seen, "bt_slots", lambda: bt.compute_slot_mappings(
+        idx, torch.tensor([0, 3], dtype=torch.int32), torch.tensor([0, 1, 17]), 3))
+    seen["bt_slot_mappings"] = slots.tolist() if slots is not None else None
+    pcp_tables(seen, bt, idx)
+    good = bt.block_table_ptrs.clone()
+    if level == "strict":  # fast does not read entries: launching this would be a wild read
+        bt.block_table_ptrs[1] ^= 1 << 40
+        attempt(seen, "bt_corrupted", lambda: bt.compute_slot_mappings(
+            idx, torch.tensor([0, 3], dtype=torch.int32), torch.tensor([0, 1, 17]), 3))
+        bt.block_table_ptrs = good
+    bt.input_block_table_ptrs = bt.input_block_table_ptrs.view(torch.int64)  # wrapped values, read as uint64
+    attempt(seen, "bt_wrapped_dtype", lambda: bt.gather_block_tables(idx, 1))
+
+
+def pcp_tables(seen: dict, bt, idx: torch.Tensor) -> None:
+    """vLLM's ``PCPManager.set_block_tables`` builds its local tables' uint64 table; ``prepare_attn`` hands it to
+    ``gather_block_tables`` as ``out_ptrs`` (called here as it does). Made without ``__init__`` (it sizes
+    buffers from a parallel config), with the attributes ``set_block_tables`` reads."""
+    from vllm.v1.worker.gpu.pcp_manager import PCPManager
+
+    pcp = PCPManager.__new__(PCPManager)
+    vars(pcp).update(device=torch.device("cpu"), pcp_world_size=2, _max_num_local_reqs=2 * REQS, _max_num_tokens=None)
+    if attempt(seen, "pcp_fill", lambda: pcp.set_block_tables(bt)) is None and seen["pcp_fill"] != "accepted":
+        return
+    seen["pcp_dtype"] = str(pcp._local_block_table_ptrs.dtype)
+    out = attempt(seen, "pcp_gather", lambda: bt.gather_block_tables(
+        idx, 1, out=pcp._local_block_tables, out_ptrs=pcp._local_block_table_ptrs))
+    seen["pcp_gathered"] = [t[0].tolist() for t in out] if out is not None else None
+    attempt(seen, "pcp_swapped", lambda: bt.gather_block_tables(  # another table's addresses as out_ptrs
+        idx, 1, out=pcp._local_block_tables, out_ptrs=bt.input_block_table_ptrs))
+
+
 def main(argv: list[str]) -> int:
     level = argv[0]
     seen = start_guard(level, argv[1:])
     recoverssm(seen, level)
     zeroer(seen, level)
+    block_tables(seen, level)
     emit(seen)
     return 0
 

@@ -6,15 +6,25 @@ not the importable release (CI sets PTRLINT_REQUIRE_VLLM=0.34.0 in its venv).
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
-from .support import require_release, run_scenario
+from .support import require_release
+from .support import run_scenario as run_fresh
 
 pytestmark = pytest.mark.vllm
 require_release("0.34.0")
 
 RSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm KDARecoverSSMCommitContext"
 SEG = "vllm.v1.worker.utils KVBlockZeroer.seg_addrs"
+BT = "vllm.v1.worker.gpu.block_table BlockTables"
+
+
+@functools.cache
+def run_scenario(*args: str) -> dict:
+    """One process per level and flags, shared by the families' tests (each family reads its own keys)."""
+    return run_fresh(*args)
 
 
 def _installed(seen: dict, module: str) -> str:
@@ -86,3 +96,39 @@ def test_block_zeroer_strict_refuses_a_bad_entry_and_a_block_past_the_cache(flag
     assert "is not the address it was filled from (model.layers.1.self_attn's KV cache segment, 6 blocks at 0x" in message
     assert seen["zeroer_block_out_of_range"].startswith(f"PointerBoundsError: {SEG}: block id 6 is outside [0, 6)")
     assert seen["zeroer_refused_untouched"] is True
+
+
+def _block_tables_accepted(seen: dict, level: str) -> None:
+    line = _installed(seen, "vllm.v1.worker.gpu.block_table")
+    assert line.startswith(f"{BT}.{{block_table_ptrs,input_block_table_ptrs}} (uint64, raw addresses): checked at "
+                           f"{level} where filled (BlockTables._make_ptr_tensor) and launched (apply_staged_writes, "
+                           "gather_block_tables, compute_slot_mappings)")
+    assert _installed(seen, "vllm.v1.worker.gpu.pcp_manager").startswith(
+        "vllm.v1.worker.gpu.pcp_manager PCPManager._local_block_table_ptrs (uint64, raw addresses): checked at "
+        f"{level} where filled (PCPManager.set_block_tables)")
+    assert seen["bt_fill"] == "accepted" and seen["bt_dtypes"] == ["torch.uint64", "torch.uint64"]
+    # vLLM's gather and slot-mapping kernels ran on the checked tables: request 0's rows and slots
+    assert seen["bt_gather"] == "accepted" and seen["bt_gathered"] == [[5, 1, 4, 0, 0, 0, 0, 0], [2, 7, 0, 0, 0, 0, 0, 0]]
+    assert seen["bt_slot_mappings"] == [[80, 81, 17], [32, 33, 113]]
+    assert seen["pcp_fill"] == "accepted" and seen["pcp_dtype"] == "torch.uint64"
+    assert seen["pcp_gathered"] == seen["bt_gathered"]  # prepare_attn's gather into the PCP manager's local tables
+    assert seen["bt_wrapped_dtype"].startswith(
+        f"PointerDtypeError: {BT}.input_block_table_ptrs has dtype int64, but its kernel reads raw addresses in uint64")
+
+
+def test_block_tables_fast_checks_dtypes():
+    seen = run_scenario("scenario_tables_034", "fast")
+    _block_tables_accepted(seen, "fast")
+    assert "bt_corrupted" not in seen and seen["pcp_swapped"] == "accepted"  # fast does not read entries
+
+
+@pytest.mark.parametrize("flags", [("plugin",), ("plugin", "simulate")])
+def test_block_tables_strict_refuses_a_bad_entry_and_a_swapped_out_table(flags):
+    seen = run_scenario("scenario_tables_034", "strict", *flags)
+    _block_tables_accepted(seen, "strict")
+    message = seen["bt_corrupted"]
+    assert message.startswith(f"PointerRoundTripError: entry 1 of {BT}.block_table_ptrs: address 0x"), message
+    assert "is not the address it was filled from (block table 1 at 0x" in message
+    assert seen["pcp_swapped"].startswith(
+        f"PointerRoundTripError: entry 0 of {BT}.gather_block_tables out_ptrs (as vllm.v1.worker.gpu.pcp_manager "
+        "PCPManager._local_block_table_ptrs): address 0x")
