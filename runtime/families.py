@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import tables
+from . import replayssm, tables
 from ._torch import torch
 from .errors import PointerBoundsError, PointerDtypeError, PointerRoundTripError
 from .fused import Target
@@ -145,7 +145,7 @@ def _patch_recoverssm(module: ModuleType, level: str) -> bool:
     context.create = classmethod(guarded_create)
     commit = vars(context).get("commit")
     if inspect.isfunction(commit):
-        context.commit = _launch(commit, lambda ctx, at: check_recoverssm(ctx, at), level)
+        context.commit = tables.checked_launch(commit, lambda ctx, at: check_recoverssm(ctx, at), level)
     records: Any = getattr(module, "KDARecoverSSMRecords", None)
     if level == "strict" and records is not None and "allocate" in vars(records):
         records.allocate = classmethod(_registering(vars(records)["allocate"].__func__))
@@ -240,7 +240,7 @@ def _patch_zeroer(module: ModuleType, level: str) -> bool:
     zeroer.__init__ = guarded_init
     zero = vars(zeroer).get("zero_block_ids")
     if inspect.isfunction(zero):
-        zeroer.zero_block_ids = _launch(zero, _check_zeroer, level, with_args=True)
+        zeroer.zero_block_ids = tables.checked_launch(zero, _check_zeroer, level, with_args=True)
     return True
 
 
@@ -341,21 +341,6 @@ def _patch_pcp(module: ModuleType, level: str) -> bool:
 
 
 # ----- shared --------------------------------------------------------------------------------------
-def _launch(original: Callable[..., Any], check: Callable[..., None], level: str, *,
-            with_args: bool = False) -> Callable[..., Any]:
-    """Check the tables a launch method reads (strict: read back inside vLLM's gpu_sync_allowed), then run it;
-    ``with_args``: the check also gets the launch's arguments."""
-
-    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
-        at = tables.launch_level(level)
-        with tables.sync_context(at):
-            check(self, at, *args) if with_args else check(self, at)
-        return original(self, *args, **kwargs)
-
-    functools.update_wrapper(launch, original)
-    return launch
-
-
 FAMILIES = (
     Family(RECOVERSSM, "KDARecoverSSMCommitContext.{conv_state,state,correction_cache,kg_cache}_base_addrs "
            "(int64, wrapped values)", "filled (KDARecoverSSMCommitContext.create) and launched (commit)",
@@ -366,6 +351,10 @@ FAMILIES = (
            f"filled (BlockTables._make_ptr_tensor) and launched ({', '.join(_BT_LAUNCHES)})", _patch_block_tables),
     Family(PCP, "PCPManager._local_block_table_ptrs (uint64, raw addresses)",
            "filled (PCPManager.set_block_tables) and launched (through BlockTables.gather_block_tables)", _patch_pcp),
+    Family(replayssm.MODULE, "ReplaySSMModelContext.{block_table,ring_start,num_committed,src_slots,dst_slots}_ptrs and "
+           "materialize_tables.{state,x_cache,dt_cache,B_cache,A}_ptrs (int64, wrapped values)",
+           f"filled (_cuda_i64_ptrs, through ReplaySSMModelContext.create) and launched ({', '.join(replayssm.LAUNCHES)})",
+           replayssm.patch),
 )
 
 

@@ -17,6 +17,7 @@ filled from, and that tensor's whole reachable span inside one registered region
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -122,6 +123,21 @@ def sync_context(level: str) -> contextlib.AbstractContextManager[Any]:
     return allowed()
 
 
+def checked_launch(original: Callable[..., Any], check: Callable[..., None], level: str, *,
+                   with_args: bool = False) -> Callable[..., Any]:
+    """Check the tables a launch method reads (strict: read back inside vLLM's gpu_sync_allowed), then run it;
+    ``with_args``: the check also gets the launch's arguments."""
+
+    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        at = launch_level(level)
+        with sync_context(at):
+            check(self, at, *args) if with_args else check(self, at)
+        return original(self, *args, **kwargs)
+
+    functools.update_wrapper(launch, original)
+    return launch
+
+
 # ----- patching a module when it loads ------------------------------------------------------------
 def release_has(module: str) -> bool:
     """Whether the installed vLLM ships ``module`` (read from its files: nothing is imported but vllm)."""
@@ -193,5 +209,6 @@ def when_imported(module: str, patch: Callable[[ModuleType], None]) -> bool:
     return False
 
 
-__all__ = ["RAW", "WRAPPED", "check_table", "host_values", "launch_level", "nbytes_of", "reach_target", "register_tensors",
-           "release_has", "sync_context", "targets_of", "to_real_table", "when_imported"]
+__all__ = ["RAW", "WRAPPED", "check_table", "checked_launch", "host_values", "launch_level", "nbytes_of",
+           "reach_target", "register_tensors", "release_has", "sync_context", "targets_of", "to_real_table",
+           "when_imported"]

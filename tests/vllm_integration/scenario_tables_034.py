@@ -211,12 +211,46 @@ def pcp_tables(seen: dict, bt, idx: torch.Tensor) -> None:
         idx, 1, out=pcp._local_block_tables, out_ptrs=bt.input_block_table_ptrs))
 
 
+def replayssm(seen: dict, level: str) -> None:
+    """vLLM's ``ReplaySSMModelContext.create`` fills its int64 tables through ``_cuda_i64_ptrs`` (wrapped values);
+    ``reset_new_slots`` runs vLLM's Triton kernel (interpreter), which moves ring cursors between slots."""
+    from vllm.v1.kv_cache_interface import MambaSpec
+    from vllm.v1.worker.replayssm_utils import ReplaySSMModelContext
+
+    spec = MambaSpec(16, ((3, 8), (2, 4, 4)), (torch.float32, torch.float32), mamba_cache_mode="none")
+    ring_start = torch.arange(10, 10 + BLOCKS, dtype=torch.int32)
+    committed = torch.arange(20, 20 + BLOCKS, dtype=torch.int32)
+    mixers = [types.SimpleNamespace(
+        kv_cache=(torch.zeros(BLOCKS, 3, 8), torch.zeros(BLOCKS, 2, 4, 4), torch.zeros(BLOCKS, 2, 5, 4),
+                  torch.zeros(BLOCKS, 2, 5), torch.zeros(BLOCKS, 1, 5, 4)),
+        A=torch.zeros(2), replayssm_buffer_len=4, _replayssm_ring_start=ring_start,
+        _replayssm_prev_num_accepted=committed) for _ in range(2)]
+    table = torch.tensor([[1, 3, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0]], dtype=torch.int32)
+    ctx = attempt(seen, "rs_create", lambda: ReplaySSMModelContext.create([(mixers, spec, table)], REQS))
+    if ctx is None:
+        return
+    seen["rs_dtype"] = str(ctx.block_table_ptrs.dtype)
+    ints = lambda *v: torch.tensor(v, dtype=torch.int32)  # noqa: E731
+    reset = lambda: ctx.reset_new_slots(idx_mapping=None, src_cols=ints(0, -1, -1), dst_cols=ints(1, -1, -1),  # noqa: E731
+                                        num_reqs=1)
+    attempt(seen, "rs_reset", reset)
+    seen["rs_cursors"] = [int(ring_start[3]), int(committed[3])]  # slot 1's cursors copied to slot 3
+    good = ctx.ring_start_ptrs.clone()
+    if level == "strict":  # fast does not read entries: launching this would be a wild write
+        ctx.ring_start_ptrs[0] ^= 1 << 40
+        attempt(seen, "rs_corrupted", reset)
+        ctx.ring_start_ptrs = good
+    ctx.ring_start_ptrs = good.view(torch.uint64)  # raw in a table its kernel reads as int64
+    attempt(seen, "rs_raw_dtype", reset)
+
+
 def main(argv: list[str]) -> int:
     level = argv[0]
     seen = start_guard(level, argv[1:])
     recoverssm(seen, level)
     zeroer(seen, level)
     block_tables(seen, level)
+    replayssm(seen, level)
     emit(seen)
     return 0
 

@@ -19,6 +19,7 @@ require_release("0.34.0")
 RSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm KDARecoverSSMCommitContext"
 SEG = "vllm.v1.worker.utils KVBlockZeroer.seg_addrs"
 BT = "vllm.v1.worker.gpu.block_table BlockTables"
+RS = "vllm.v1.worker.replayssm_utils ReplaySSMModelContext"
 
 
 @functools.cache
@@ -132,3 +133,30 @@ def test_block_tables_strict_refuses_a_bad_entry_and_a_swapped_out_table(flags):
     assert seen["pcp_swapped"].startswith(
         f"PointerRoundTripError: entry 0 of {BT}.gather_block_tables out_ptrs (as vllm.v1.worker.gpu.pcp_manager "
         "PCPManager._local_block_table_ptrs): address 0x")
+
+
+def _replayssm_accepted(seen: dict, level: str) -> None:
+    line = _installed(seen, "vllm.v1.worker.replayssm_utils")
+    assert line.startswith(f"{RS}.{{block_table,ring_start,num_committed,src_slots,dst_slots}}_ptrs and "
+                           "materialize_tables.{state,x_cache,dt_cache,B_cache,A}_ptrs (int64, wrapped values): "
+                           f"checked at {level} where filled (_cuda_i64_ptrs, through ReplaySSMModelContext.create) "
+                           "and launched (reset_new_slots, postprocess, _materialize)")
+    assert seen["rs_create"] == "accepted" and seen["rs_dtype"] == "torch.int64"
+    assert seen["rs_reset"] == "accepted" and seen["rs_cursors"] == [11, 21]  # vLLM's kernel moved slot 1's cursors
+    assert seen["rs_raw_dtype"].startswith(
+        f"PointerDtypeError: {RS}.ring_start_ptrs has dtype uint64, but its kernel reads wrapped values in int64")
+
+
+def test_replayssm_fast_checks_dtypes():
+    seen = run_scenario("scenario_tables_034", "fast")
+    _replayssm_accepted(seen, "fast")
+    assert "rs_corrupted" not in seen
+
+
+@pytest.mark.parametrize("flags", [("plugin",), ("plugin", "simulate")])
+def test_replayssm_strict_refuses_an_overwritten_entry(flags):
+    seen = run_scenario("scenario_tables_034", "strict", *flags)
+    _replayssm_accepted(seen, "strict")  # under the simulation: wrapped values of addresses >= 2**63, accepted
+    message = seen["rs_corrupted"]
+    assert message.startswith(f"PointerRoundTripError: entry 0 of {RS}.ring_start_ptrs: address 0x"), message
+    assert "is not the address it was filled from (source tensor 0 at 0x" in message
