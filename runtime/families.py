@@ -23,6 +23,11 @@ A release without the module skips the family and says so (never an error).
   ``gather_block_tables`` (with its ``out_ptrs``, checked against its ``out``) and
   ``compute_slot_mappings``. ``vllm.v1.worker.gpu.pcp_manager``: ``PCPManager._local_block_table_ptrs``
   (uint64, raw), filled by ``set_block_tables``, launched as ``gather_block_tables``' ``out_ptrs``.
+- ``vllm.lora.ops.triton_ops.utils``: the uint64 ``lora_ptr_tensor`` that the cached getters
+  ``_get_lora_a_ptr`` / ``_get_lora_b_ptr`` build over several weight stacks. Each LoRA kernel gets its
+  table from them just before it launches: fast checks a table when it is built, strict on every call
+  (a stale or overwritten cached entry is refused) and registers the stacks a new table points at.
+- ``vllm.v1.worker.replayssm_utils``: see ``replayssm.py``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -340,6 +346,55 @@ def _patch_pcp(module: ModuleType, level: str) -> bool:
     return True
 
 
+# ----- LoRA kernels' weight pointer tables ----------------------------------------------------------
+LORA = "vllm.lora.ops.triton_ops.utils"
+_LORA_FIX = ("Strict registers the weight stacks a getter builds a table for; register(tensor) a stack a table "
+             "was built for before the guard was installed")
+
+
+def _lora_weights(weights: Any) -> list[Any]:
+    """The weight tensors as vLLM tables them (a 4-D stack squeezed to 3-D: the same address)."""
+    return [w.squeeze(dim=1) if getattr(w, "ndim", 0) == 4 else w for w in weights]
+
+
+def _lora_getter(original: Callable[..., Any], table_at: int, cache: dict[Any, Any], name: str,
+                 level: str) -> Callable[..., Any]:
+    """vLLM's cached getter, with the uint64 table it returns checked: once when built (fast), on every call
+    (strict: each launch of a LoRA kernel gets its table from here, so a stale or overwritten entry is caught)."""
+
+    def get(lora_weights: Any, *args: Any, **kwargs: Any) -> Any:
+        weights = list(lora_weights)
+        known = len(cache)
+        result = original(weights, *args, **kwargs)
+        if len(weights) > 1 and (level == "strict" or len(cache) != known):
+            table, stacks = result[table_at], _lora_weights(weights)
+            if level == "strict" and len(cache) != known:  # the stacks the new table points at
+                tables.register_tensors(stacks, "vLLM LoRA weight stack")
+            tables.check_table(table, name, tables.targets_of(stacks, "LoRA weight stack"),
+                               encoding=tables.RAW, level=level, remedy=_LORA_FIX)
+            if len(cache) != known:
+                tables.to_real_table(table)
+        return result
+
+    functools.update_wrapper(get, original)
+    return get
+
+
+def _patch_lora(module: ModuleType, level: str) -> bool:
+    done = False
+    for getter, table_at, cache in (("_get_lora_a_ptr", 0, "_LORA_A_PTR_DICT"), ("_get_lora_b_ptr", 1, "_LORA_B_PTR_DICT")):
+        original, found = getattr(module, getter, None), getattr(module, cache, None)
+        if not inspect.isfunction(original) or not isinstance(found, dict):
+            continue
+        guarded = _lora_getter(original, table_at, found, f"{LORA} {getter} (the lora_ptr_tensor it returns)", level)
+        setattr(module, getter, guarded)
+        for loaded in [m for n, m in list(sys.modules.items()) if n.startswith("vllm.lora.") and m is not None]:
+            if getattr(loaded, getter, None) is original:  # the ops that imported it by name before the patch
+                setattr(loaded, getter, guarded)
+        done = True
+    return done
+
+
 # ----- shared --------------------------------------------------------------------------------------
 FAMILIES = (
     Family(RECOVERSSM, "KDARecoverSSMCommitContext.{conv_state,state,correction_cache,kg_cache}_base_addrs "
@@ -351,6 +406,8 @@ FAMILIES = (
            f"filled (BlockTables._make_ptr_tensor) and launched ({', '.join(_BT_LAUNCHES)})", _patch_block_tables),
     Family(PCP, "PCPManager._local_block_table_ptrs (uint64, raw addresses)",
            "filled (PCPManager.set_block_tables) and launched (through BlockTables.gather_block_tables)", _patch_pcp),
+    Family(LORA, "_get_lora_a_ptr / _get_lora_b_ptr lora_ptr_tensor (uint64, raw addresses)",
+           "filled and launched (every LoRA shrink/expand kernel gets its table from these getters)", _patch_lora),
     Family(replayssm.MODULE, "ReplaySSMModelContext.{block_table,ring_start,num_committed,src_slots,dst_slots}_ptrs and "
            "materialize_tables.{state,x_cache,dt_cache,B_cache,A}_ptrs (int64, wrapped values)",
            f"filled (_cuda_i64_ptrs, through ReplaySSMModelContext.create) and launched ({', '.join(replayssm.LAUNCHES)})",

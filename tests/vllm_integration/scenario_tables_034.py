@@ -244,6 +244,23 @@ def replayssm(seen: dict, level: str) -> None:
     attempt(seen, "rs_raw_dtype", reset)
 
 
+def lora(seen: dict, level: str) -> None:
+    """vLLM's cached LoRA pointer getters build uint64 tables of weight-stack addresses (more than one stack)."""
+    from vllm.lora.ops.triton_ops import lora_shrink_op
+    from vllm.lora.ops.triton_ops import utils as lu
+
+    seen["lora_rebound"] = lora_shrink_op._get_lora_a_ptr is lu._get_lora_a_ptr  # imported by name: same guard
+    cpu = torch.device("cpu")
+    stacks = [torch.randn(2, 8, 4), torch.randn(2, 1, 8, 4)]  # a 3-D and a 4-D stack (squeezed by vLLM)
+    got = attempt(seen, "lora_a", lambda: lu._get_lora_a_ptr(stacks, cpu))
+    seen["lora_a_dtype"] = str(got[0].dtype) if got else None
+    got_b = attempt(seen, "lora_b", lambda: lu._get_lora_b_ptr([torch.randn(2, 8, 4), torch.randn(2, 6, 4)], 0, cpu))
+    seen["lora_b_dtype"] = str(got_b[1].dtype) if got_b else None
+    if got and level == "strict":  # an entry of the cached table overwritten: the next launch's lookup refuses it
+        got[0].view(torch.int64)[1] ^= 1 << 40
+        attempt(seen, "lora_a_corrupted", lambda: lu._get_lora_a_ptr(stacks, cpu))
+
+
 def main(argv: list[str]) -> int:
     level = argv[0]
     seen = start_guard(level, argv[1:])
@@ -251,6 +268,7 @@ def main(argv: list[str]) -> int:
     zeroer(seen, level)
     block_tables(seen, level)
     replayssm(seen, level)
+    lora(seen, level)
     emit(seen)
     return 0
 

@@ -20,6 +20,7 @@ RSSM = "vllm.models.kimi_k3.nvidia.ops.recoverssm KDARecoverSSMCommitContext"
 SEG = "vllm.v1.worker.utils KVBlockZeroer.seg_addrs"
 BT = "vllm.v1.worker.gpu.block_table BlockTables"
 RS = "vllm.v1.worker.replayssm_utils ReplaySSMModelContext"
+LORA = "vllm.lora.ops.triton_ops.utils"
 
 
 @functools.cache
@@ -160,3 +161,27 @@ def test_replayssm_strict_refuses_an_overwritten_entry(flags):
     message = seen["rs_corrupted"]
     assert message.startswith(f"PointerRoundTripError: entry 0 of {RS}.ring_start_ptrs: address 0x"), message
     assert "is not the address it was filled from (source tensor 0 at 0x" in message
+
+
+def _lora_accepted(seen: dict, level: str) -> None:
+    assert _installed(seen, LORA).startswith(
+        f"{LORA} _get_lora_a_ptr / _get_lora_b_ptr lora_ptr_tensor (uint64, raw addresses): checked at {level}")
+    assert seen["lora_rebound"] is True  # the ops that import the getter by name get the guarded one
+    assert seen["lora_a"] == seen["lora_b"] == "accepted"
+    assert seen["lora_a_dtype"] == seen["lora_b_dtype"] == "torch.uint64"
+
+
+def test_lora_pointer_tables_fast():
+    seen = run_scenario("scenario_tables_034", "fast")
+    _lora_accepted(seen, "fast")
+    assert "lora_a_corrupted" not in seen
+
+
+@pytest.mark.parametrize("flags", [("plugin",), ("plugin", "simulate")])
+def test_lora_strict_refuses_an_overwritten_cached_table(flags):
+    seen = run_scenario("scenario_tables_034", "strict", *flags)
+    _lora_accepted(seen, "strict")
+    message = seen["lora_a_corrupted"]
+    assert message.startswith(f"PointerRoundTripError: entry 1 of {LORA} _get_lora_a_ptr (the lora_ptr_tensor it "
+                              "returns): address 0x"), message
+    assert "is not the address it was filled from (LoRA weight stack 1 at 0x" in message
