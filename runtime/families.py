@@ -1,7 +1,8 @@
 """The vLLM address-table families ``install()`` guards beyond the Mamba copy paths, one patch each.
 
 Each family names its vLLM module, its tables and their readers' encoding, and is patched where the
-tables are filled and where a kernel is launched with them (``tables.check_table`` at the level).
+tables are filled (``tables.check_table`` at the level) and, at "strict", where a kernel is launched
+with them: "fast" adds nothing to the per-step paths.
 A release without the module skips the family and says so (never an error).
 
 - ``vllm.models.kimi_k3.nvidia.ops.recoverssm``: ``KDARecoverSSMCommitContext``'s four base-address
@@ -53,8 +54,10 @@ _TOP = 1 << 63
 class Family:
     module: str  # the vLLM module that fills the tables
     what: str  # the tables, their dtype and encoding, as installed() names them
-    sites: str  # where they are filled and launched
+    filled: str  # where they are filled
+    launched: str  # where a kernel is launched with them: checked at strict only (fast costs nothing per step)
     patch: Callable[[ModuleType, str], bool]  # applied to the loaded module; False: nothing to patch
+    launch_is_fill: bool = False  # the filling function is called before every launch (LoRA's cached getters)
 
 
 # ----- Kimi-K3 RecoverSSM commit context ----------------------------------------------------------
@@ -150,7 +153,7 @@ def _patch_recoverssm(module: ModuleType, level: str) -> bool:
     functools.update_wrapper(guarded_create, create)
     context.create = classmethod(guarded_create)
     commit = vars(context).get("commit")
-    if inspect.isfunction(commit):
+    if inspect.isfunction(commit) and level == "strict":  # fast adds nothing to the per-step path
         context.commit = tables.checked_launch(commit, lambda ctx, at: check_recoverssm(ctx, at), level)
     records: Any = getattr(module, "KDARecoverSSMRecords", None)
     if level == "strict" and records is not None and "allocate" in vars(records):
@@ -245,7 +248,7 @@ def _patch_zeroer(module: ModuleType, level: str) -> bool:
     functools.update_wrapper(guarded_init, init)
     zeroer.__init__ = guarded_init
     zero = vars(zeroer).get("zero_block_ids")
-    if inspect.isfunction(zero):
+    if inspect.isfunction(zero) and level == "strict":
         zeroer.zero_block_ids = tables.checked_launch(zero, _check_zeroer, level, with_args=True)
     return True
 
@@ -300,7 +303,7 @@ def _bt_launch(original: Callable[..., Any], level: str) -> Callable[..., Any]:
             bound = signature.bind_partial(self, *args, **kwargs).arguments
             with tables.sync_context(at):
                 _check_block_tables(self, at, bound.get("out"), bound.get("out_ptrs"))
-        elif at == "fast":  # O(1): no argument binding on the per-step path
+        elif at == "fast":  # inside a CUDA graph capture: the dtypes only
             _check_block_tables(self, at, None, kwargs.get("out_ptrs"))
         return original(self, *args, **kwargs)
 
@@ -322,7 +325,7 @@ def _patch_block_tables(module: ModuleType, level: str) -> bool:
 
     functools.update_wrapper(_make_ptr_tensor, make)
     cls._make_ptr_tensor = _make_ptr_tensor
-    for name in _BT_LAUNCHES:
+    for name in _BT_LAUNCHES if level == "strict" else ():
         if inspect.isfunction(vars(cls).get(name)):
             setattr(cls, name, _bt_launch(vars(cls)[name], level))
     return True
@@ -398,20 +401,20 @@ def _patch_lora(module: ModuleType, level: str) -> bool:
 # ----- shared --------------------------------------------------------------------------------------
 FAMILIES = (
     Family(RECOVERSSM, "KDARecoverSSMCommitContext.{conv_state,state,correction_cache,kg_cache}_base_addrs "
-           "(int64, wrapped values)", "filled (KDARecoverSSMCommitContext.create) and launched (commit)",
-           _patch_recoverssm),
+           "(int64, wrapped values)", "KDARecoverSSMCommitContext.create", "commit", _patch_recoverssm),
     Family(WORKER_UTILS, "KVBlockZeroer.seg_addrs (uint64, raw addresses)",
-           "filled (KVBlockZeroer.__init__) and launched (zero_block_ids)", _patch_zeroer),
+           "KVBlockZeroer.__init__", "zero_block_ids", _patch_zeroer),
     Family(BLOCK_TABLE, "BlockTables.{block_table_ptrs,input_block_table_ptrs} (uint64, raw addresses)",
-           f"filled (BlockTables._make_ptr_tensor) and launched ({', '.join(_BT_LAUNCHES)})", _patch_block_tables),
+           "BlockTables._make_ptr_tensor", ", ".join(_BT_LAUNCHES), _patch_block_tables),
     Family(PCP, "PCPManager._local_block_table_ptrs (uint64, raw addresses)",
-           "filled (PCPManager.set_block_tables) and launched (through BlockTables.gather_block_tables)", _patch_pcp),
+           "PCPManager.set_block_tables", "through BlockTables.gather_block_tables", _patch_pcp),
     Family(LORA, "_get_lora_a_ptr / _get_lora_b_ptr lora_ptr_tensor (uint64, raw addresses)",
-           "filled and launched (every LoRA shrink/expand kernel gets its table from these getters)", _patch_lora),
+           "the getters, when they build a table",
+           "the same getters: every LoRA shrink/expand kernel takes its table from them; strict checks every call",
+           _patch_lora, launch_is_fill=True),
     Family(replayssm.MODULE, "ReplaySSMModelContext.{block_table,ring_start,num_committed,src_slots,dst_slots}_ptrs and "
            "materialize_tables.{state,x_cache,dt_cache,B_cache,A}_ptrs (int64, wrapped values)",
-           f"filled (_cuda_i64_ptrs, through ReplaySSMModelContext.create) and launched ({', '.join(replayssm.LAUNCHES)})",
-           replayssm.patch),
+           "_cuda_i64_ptrs, through ReplaySSMModelContext.create", ", ".join(replayssm.LAUNCHES), replayssm.patch),
 )
 
 
@@ -433,7 +436,9 @@ def install_families(level: str) -> list[str]:
             lines.append(f"{head}: skipped, this release's {family.module} has none of these tables")
         else:
             later = "" if now else f" (patched when {family.module} is imported)"
-            lines.append(f"{head}: checked at {level} where {family.sites}{later}")
+            lines.append(f"{head}: checked at {level} where filled ({family.filled})"
+                         + (f" and launched ({family.launched})" if level == "strict" or family.launch_is_fill else
+                            f"; at strict also where launched ({family.launched})") + later)
     return lines
 
 
