@@ -164,8 +164,17 @@ def check_context(
             check_layer_overlaps(label, found)
 
 
-def check_targets(table: Any, name: str, targets: list[Target], regions: MemoryRegions) -> None:
-    """Strict, per entry (vectorised): non-null, the round trip to its target, its span inside a region."""
+_BIND = (
+    "Bind the caches through vLLM's bind_kv_cache_to_layers with the guard installed, or "
+    "ptrlint.runtime.register(tensor) them"
+)
+
+
+def check_targets(
+    table: Any, name: str, targets: list[Target], regions: MemoryRegions, *, remedy: str | None = None
+) -> None:
+    """Strict, per entry (vectorised): non-null, the round trip to its target, its span inside a region.
+    ``remedy`` ends the message of an entry outside every region (default: bind the caches)."""
     values = host_array(table.detach(), name).view(np.uint64)
     real = to_real_array(values)
     want = np.array([to_real(t.address) for t in targets], dtype=np.uint64)
@@ -195,8 +204,7 @@ def check_targets(table: Any, name: str, targets: list[Target], regions: MemoryR
         )
     raise PointerBoundsError(
         f"entry {i} of {name}: {target.label} [{_shown(stored, addr)}, +{target.nbytes}) is not inside one "
-        f"registered region; {regions.nearest(addr)}. Bind the caches through vLLM's "
-        "bind_kv_cache_to_layers with the guard installed, or ptrlint.runtime.register(tensor) them"
+        f"registered region; {regions.nearest(addr)}. {remedy or _BIND}"
     )
 
 

@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import fused
+from . import families, fused
 from ._torch import torch
 from .copy import check_tables
 from .guard import assert_pointer_buffer, guard_level
@@ -270,6 +270,7 @@ def install(check: str | None = None) -> bool:
         module.do_mamba_copy_block = lambda copy_bufs: do_mamba_copy_block(copy_bufs, check=level)
         patched.append("do_mamba_copy_block (ptrlint's batched copy)")
     patched += _install_fused(module, level)
+    patched += families.install_families(level)
     if level == "strict":
         patched += _install_registration()
     setattr(module, _MARK, tuple(patched))

@@ -77,6 +77,18 @@ def test_fast_guard_end_to_end(kind):
     assert seen["unregistered"] == "copied"  # fast is O(1): it checks dtypes and shapes, not ranges
     assert seen["fused_truncated"] == "accepted"
     assert not any("bind_kv_cache_to_layers" in line for line in seen["installed"])
+    # the other table families this release has are guarded too (0.33 ships the same RecoverSSM tables)
+    for head in (
+        "vllm.models.kimi_k3.nvidia.ops.recoverssm KDARecoverSSMCommitContext.",
+        "vllm.v1.worker.utils KVBlockZeroer.seg_addrs (uint64, raw addresses): checked at fast",
+    ):
+        assert any(line.startswith(head) and "checked at fast where filled" in line for line in seen["installed"])
+    # a family this release lacks is skipped and said so, never an error (ReplaySSM came with 0.34)
+    assert any(
+        line.startswith("vllm.v1.worker.replayssm_utils ReplaySSMModelContext.")
+        and line.endswith(": skipped, this vLLM release has no vllm.v1.worker.replayssm_utils")
+        for line in seen["installed"]
+    )
 
 
 @pytest.mark.parametrize("kind", ["plain", "uniform"])
