@@ -9,8 +9,11 @@ importable alone; the rule classes are loaded when a module is analysed, or when
 documentation is asked for (SARIF, ``ptrlint rule``).
 
 The entries are generated from the classes, as ruff generates its rule registry:
-``python -m ptrlint.catalog`` rewrites them, and ``tests/linter/test_registry.py`` fails while they
-differ, so a new rule, or a rule whose sites change, cannot run with a stale prefilter.
+``python -m ptrlint.catalog`` rewrites them with the fingerprint of the rule modules they were made
+from. A run whose rule modules do not match it (a rule added or changed since) builds the entries
+from the classes instead (importing the rules: correct, slower), so a new rule module fires with no
+other file touched and never with a stale prefilter; ``tests/linter/test_registry.py`` fails while the
+generated entries are stale, so the fast path is restored before a change lands.
 """
 
 from __future__ import annotations
@@ -88,7 +91,35 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
+FINGERPRINT = 'a2c3bbabe9d43a6f05d197100e168574'
 # --- end of generated entries ---
+
+
+
+def load_rules() -> "tuple[type[Rule], ...]":
+    """Every rule's class, in code order (imports the rules, and with them the analysis)."""
+    from .rules import ALL_RULES
+
+    return ALL_RULES
+
+
+def fingerprint(folder: Path | None = None) -> str:
+    """A digest of the rule modules' names and bytes (``ptrlint/rules/*.py``): the entries above hold
+    for the rules only while it is the one they were generated with."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted((folder or Path(__file__).with_name("rules")).glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def entries_of(rules: "Iterable[type[Rule]]") -> tuple[RuleEntry, ...]:
+    return tuple(RuleEntry(r.code, r.name, tuple(r.site_words), tuple(r.site_methods)) for r in rules)
+
+
+if fingerprint() != FINGERPRINT:  # a rule added or changed since the entries were generated
+    CATALOG = entries_of(load_rules())  # noqa: F811  (correct, at the cost of importing the rules)
 
 BY_CODE: dict[str, RuleEntry] = {entry.code: entry for entry in CATALOG}
 CODES: tuple[str, ...] = tuple(BY_CODE)
@@ -110,13 +141,6 @@ def site_methods(codes: "frozenset[str] | None" = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for e in CATALOG if codes is None or e.code in codes for m in e.site_methods))
 
 
-def load_rules() -> "tuple[type[Rule], ...]":
-    """Every rule's class, in code order (imports the rules, and with them the analysis)."""
-    from .rules import ALL_RULES
-
-    return ALL_RULES
-
-
 def render(rules: "Iterable[type[Rule]]") -> str:
     """The generated block of this file for ``rules``."""
     lines = [_BEGIN, "CATALOG: tuple[RuleEntry, ...] = (\n"]
@@ -126,7 +150,7 @@ def render(rules: "Iterable[type[Rule]]") -> str:
         if rule.site_methods:
             lines.append(f"        {_tuple(rule.site_methods)},\n")
         lines.append("    ),\n")
-    lines += [")\n", _END]
+    lines += [")\n", f"FINGERPRINT = {fingerprint()!r}\n", _END]
     return "".join(lines)
 
 

@@ -196,3 +196,6 @@ A from-imported name gets `c_uint64` appended to the same `from ctypes import ..
             return None
 
         return intents
+
+
+__all__ = ["CtypesSignedPointer"]  # the rule registry takes the Rule subclass this module defines

@@ -103,3 +103,6 @@ applies arithmetic, ordering or reductions to it.
             diagnostic = missing_dtype_diagnostic(ctx, creation, evidence, message)
             if diagnostic is not None:
                 yield object_group(ctx, creation, with_harm(diagnostic, harm))
+
+
+__all__ = ["ImplicitPointerDtype"]  # the rule registry takes the Rule subclass this module defines

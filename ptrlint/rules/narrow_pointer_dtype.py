@@ -90,3 +90,6 @@ title names that use.
             )
             diagnostic = dtype_diagnostic(ctx, creation, info, evidence, message)
             yield with_harm(diagnostic, Harm(f"an address stored in it loses information: {width}", ERROR))
+
+
+__all__ = ["NarrowPointerDtype"]  # the rule registry takes the Rule subclass this module defines

@@ -177,3 +177,6 @@ def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
     if sign is not None:
         return False, f"{title} (unsafe: {sign})"
     return True, title
+
+
+__all__ = ["PointerSetitem"]  # the rule registry takes the Rule subclass this module defines

@@ -229,3 +229,6 @@ def _known_int(ctx: RuleContext, leaf: ast.expr) -> bool:
         return True
     value = ctx.facts.value(leaf)
     return value is not None and value.origin is Origin.INDEX and value.kind is Kind.SCALAR and value.python_int
+
+
+__all__ = ["SignedPointerArithmetic"]  # the rule registry takes the Rule subclass this module defines

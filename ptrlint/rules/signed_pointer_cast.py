@@ -136,3 +136,6 @@ each one; applied only with `--unsafe-fixes`.
             return replace_dtype(ctx.module, ctx.source, cast.dtype, library, cast.scope, cast.dtype_qname)
 
         return intents
+
+
+__all__ = ["SignedPointerCast"]  # the rule registry takes the Rule subclass this module defines

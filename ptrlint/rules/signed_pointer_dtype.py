@@ -243,3 +243,6 @@ never come back as Python ints is not reported: int64 holds those bits exactly.
 
         title = "Keep the unsigned dtype the callers ask for (unsafe: every caller's table becomes uint64)"
         return Diagnostic(ctx.span(dtype), message, intents, False, title, found.evidence)
+
+
+__all__ = ["SignedPointerDtype"]  # the rule registry takes the Rule subclass this module defines

@@ -422,3 +422,6 @@ def _annotation_kind(annotation: ast.expr | None) -> str | None:
     ):
         return "list"
     return None
+
+
+__all__ = ["SignedPointerSink"]  # the rule registry takes the Rule subclass this module defines

@@ -180,3 +180,6 @@ def _numpy_view(expr: ast.AST) -> bool:
             return True
         expr = expr.func if isinstance(expr, ast.Call) else expr.value
     return False
+
+
+__all__ = ["WrappedPointerUnsigned"]  # the rule registry takes the Rule subclass this module defines

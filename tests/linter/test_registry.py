@@ -125,3 +125,63 @@ def test_list_rules(ptrlint):
     assert result.code == 0
     for rule in ALL_RULES:
         assert rule.code in result.out and rule.name in result.out
+
+
+NEW_RULE = '''
+"""PTR990 test-only-rule: a rule that exists only in this test's copy of the package."""
+
+import ast
+from collections.abc import Iterator
+
+from .base import Diagnostic, Invalid, Rule, RuleContext
+
+
+class FrobnicateCall(Rule):
+    code = "PTR990"
+    name = "frobnicate-call"
+    summary = "A call of frobnicate()"
+    doc = "Flags a module-level call of frobnicate()."
+    fix_availability = "none"
+    site_words = ("frobnicate",)
+    VALID = ("x = 1\\n",)
+    INVALID = (Invalid("frobnicate(t.data_ptr())\\n", 1),)
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for stmt in ctx.module.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "frobnicate":
+                yield Diagnostic(ctx.span(call), "frobnicate() called", failure="a test rule")
+
+
+__all__ = ["FrobnicateCall"]
+'''
+
+
+def test_new_rule_fires_with_only_its_own_module_added(tmp_path):
+    """Issue 57: a rule added as one module, with its metadata on its class and no other file touched
+    (no registry list, no regenerated catalog), is selectable and fires from the command line."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import ptrlint
+
+    package = Path(ptrlint.__file__).parent
+    copy = tmp_path / "site" / "ptrlint"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "rules" / "frobnicate_call.py").write_text(NEW_RULE, encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text(
+        "import torch\n\nt = torch.zeros(4)\nfrobnicate(t.data_ptr())\nfrobnicate_later = 1\n", encoding="utf-8"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    command = [sys.executable, "-m", "ptrlint", "--isolated", "--no-cache", "--output-format", "json"]
+    proc = subprocess.run([*command, "--select", "PTR990", "."], cwd=project, capture_output=True, text=True, env=env)
+    assert proc.returncode == 1, proc.stderr
+    found = json.loads(proc.stdout)
+    assert [(f["code"], f["line"], f["path"]) for f in found] == [("PTR990", 4, "app.py")], found
+    alone = subprocess.run([*command, "."], cwd=project, capture_output=True, text=True, env=env)
+    assert [f["code"] for f in json.loads(alone.stdout)] == ["PTR990"], alone.stderr  # selected by default too
