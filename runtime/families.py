@@ -18,22 +18,20 @@ A release without the module skips the family and says so (never an error).
   lies in a KV-cache tensor of the forward context it was built from, and its reach, every block's
   page, inside one registered region); launched: ``zero_block_ids`` (strict: also every block id is
   below the block count).
-- ``vllm.v1.worker.gpu.block_table``: the V2 runner's ``BlockTables.block_table_ptrs`` and
-  ``input_block_table_ptrs`` (uint64, raw), filled by ``_make_ptr_tensor`` (each entry round-trips to
-  the block table it was made from; strict registers those), launched by ``apply_staged_writes``,
-  ``gather_block_tables`` (with its ``out_ptrs``, checked against its ``out``) and
-  ``compute_slot_mappings``. ``vllm.v1.worker.gpu.pcp_manager``: ``PCPManager._local_block_table_ptrs``
-  (uint64, raw), filled by ``set_block_tables``, launched as ``gather_block_tables``' ``out_ptrs``.
+- ``vllm.v1.worker.gpu.block_table`` and ``vllm.v1.worker.gpu.pcp_manager``: see ``block_tables.py``.
 - ``vllm.lora.ops.triton_ops.utils`` (``lora_tables.py``): the uint64 ``lora_ptr_tensor`` that the cached getters
   ``_get_lora_a_ptr`` / ``_get_lora_b_ptr`` build over several weight stacks. Each LoRA kernel gets its
   table from them just before it launches: fast checks a table when it is built, strict on every call
   (a stale or overwritten cached entry is refused) and registers the stacks a new table points at.
 - ``vllm.v1.worker.replayssm_utils``: see ``replayssm.py``.
+- ``vllm.v1.worker.gpu.model_states.prompt_embeds``: see ``prompt_embeds.py``.
+- ``vllm.v1.kv_offload.cpu.gpu_worker`` and the encoder-cache connector's CPU worker
+  (``vllm.distributed.ec_transfer.ec_connector.cpu.worker`` and its ``descriptor_buffers``): the batched-copy
+  descriptor pools, see ``descriptors.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -41,7 +39,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import lora_tables, replayssm, tables
+from . import block_tables, descriptors, lora_tables, prompt_embeds, replayssm, tables
 from ._torch import torch
 from .errors import PointerBoundsError, PointerDtypeError, PointerRoundTripError
 from .fused import Target
@@ -263,118 +261,6 @@ def _patch_zeroer(module: ModuleType, level: str) -> bool:
     return True
 
 
-# ----- the V2 runner's block tables and the PCP manager's local ones ---------------------------------
-BLOCK_TABLE = "vllm.v1.worker.gpu.block_table"
-PCP = "vllm.v1.worker.gpu.pcp_manager"
-_BT = f"{BLOCK_TABLE} BlockTables"
-_BT_LAUNCHES = ("apply_staged_writes", "gather_block_tables", "compute_slot_mappings")
-_BT_FIX = (
-    "Strict registers the block tables _make_ptr_tensor and PCPManager.set_block_tables are handed; "
-    "register(tensor) any other"
-)
-
-
-def _bt_sources(bt: Any) -> dict[str, list[Any]]:
-    """Each table of a ``BlockTables`` and the tensors vLLM fills it from (``init_block_table_layout_tensors``)."""
-    out: dict[str, list[Any]] = {}
-    with contextlib.suppress(AttributeError, TypeError):
-        out["block_table_ptrs"] = [b.gpu for b in bt.block_tables]
-    with contextlib.suppress(AttributeError, TypeError):
-        out["input_block_table_ptrs"] = list(bt.input_block_tables)
-    return out
-
-
-def _check_block_tables(bt: Any, level: str, out: Any = None, out_ptrs: Any = None) -> None:
-    strict = level == "strict"
-    for name, sources in _bt_sources(bt).items():
-        table = getattr(bt, name, None)
-        if table is not None:
-            tables.check_table(
-                table,
-                f"{_BT}.{name}",
-                tables.targets_of(sources, "block table") if strict else None,
-                encoding=tables.RAW,
-                level=level,
-                remedy=_BT_FIX,
-            )
-    if out_ptrs is not None:  # the PCP manager hands its own table (and the tensors it was filled from)
-        tables.check_table(
-            out_ptrs,
-            f"{_BT}.gather_block_tables out_ptrs (as {PCP} PCPManager._local_block_table_ptrs)",
-            tables.targets_of(list(out), "output block table") if strict and out is not None else None,
-            encoding=tables.RAW,
-            level=level,
-            remedy=_BT_FIX,
-        )
-
-
-def _filled(label: str, level: str, sources: list[Any], table: Any, name: str) -> None:
-    """A table just built from ``sources``: register them (strict), check it, hand its kernels real addresses."""
-    if level == "strict":
-        tables.register_tensors(sources, label)
-    tables.check_table(
-        table, name, tables.targets_of(sources, "block table"), encoding=tables.RAW, level=level, remedy=_BT_FIX
-    )
-    tables.to_real_table(table)
-
-
-def _bt_launch(original: Callable[..., Any], level: str) -> Callable[..., Any]:
-    signature = inspect.signature(original)
-
-    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
-        at = tables.launch_level(level)
-        if at == "strict":
-            bound = signature.bind_partial(self, *args, **kwargs).arguments
-            with tables.sync_context(at):
-                _check_block_tables(self, at, bound.get("out"), bound.get("out_ptrs"))
-        elif at == "fast":  # inside a CUDA graph capture: the dtypes only
-            _check_block_tables(self, at, None, kwargs.get("out_ptrs"))
-        return original(self, *args, **kwargs)
-
-    functools.update_wrapper(launch, original)
-    return launch
-
-
-def _patch_block_tables(module: ModuleType, level: str) -> bool:
-    cls: Any = getattr(module, "BlockTables", None)
-    make = vars(cls).get("_make_ptr_tensor") if cls is not None else None
-    if not inspect.isfunction(make):
-        return False
-
-    def _make_ptr_tensor(self: Any, x: Any) -> Any:
-        sources = list(x)
-        table = make(self, sources)
-        _filled("vLLM block table", level, sources, table, f"{_BT}._make_ptr_tensor")
-        return table
-
-    functools.update_wrapper(_make_ptr_tensor, make)
-    cls._make_ptr_tensor = _make_ptr_tensor
-    for name in _BT_LAUNCHES if level == "strict" else ():
-        if inspect.isfunction(vars(cls).get(name)):
-            setattr(cls, name, _bt_launch(vars(cls)[name], level))
-    return True
-
-
-def _patch_pcp(module: ModuleType, level: str) -> bool:
-    cls: Any = getattr(module, "PCPManager", None)
-    setter = vars(cls).get("set_block_tables") if cls is not None else None
-    if not inspect.isfunction(setter):
-        return False
-
-    def set_block_tables(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = setter(self, *args, **kwargs)
-        table, sources = getattr(self, "_local_block_table_ptrs", None), getattr(self, "_local_block_tables", None)
-        if table is not None and sources is not None:
-            _filled(
-                "vLLM PCP local block table", level, list(sources), table, f"{PCP} PCPManager._local_block_table_ptrs"
-            )
-        return result
-
-    functools.update_wrapper(set_block_tables, setter)
-    cls.set_block_tables = set_block_tables
-    return True
-
-
 # ----- LoRA kernels' weight pointer tables ----------------------------------------------------------
 # ----- shared --------------------------------------------------------------------------------------
 FAMILIES = (
@@ -393,18 +279,18 @@ FAMILIES = (
         _patch_zeroer,
     ),
     Family(
-        BLOCK_TABLE,
+        block_tables.BLOCK_TABLE,
         "BlockTables.{block_table_ptrs,input_block_table_ptrs} (uint64, raw addresses)",
         "BlockTables._make_ptr_tensor",
-        ", ".join(_BT_LAUNCHES),
-        _patch_block_tables,
+        ", ".join(block_tables.BT_LAUNCHES),
+        block_tables.patch_block_tables,
     ),
     Family(
-        PCP,
+        block_tables.PCP,
         "PCPManager._local_block_table_ptrs (uint64, raw addresses)",
         "PCPManager.set_block_tables",
         "through BlockTables.gather_block_tables",
-        _patch_pcp,
+        block_tables.patch_pcp,
     ),
     Family(
         lora_tables.MODULE,
@@ -421,6 +307,35 @@ FAMILIES = (
         "_cuda_i64_ptrs, through ReplaySSMModelContext.create",
         ", ".join(replayssm.LAUNCHES),
         replayssm.patch,
+    ),
+    Family(
+        prompt_embeds.MODULE,
+        "PromptEmbedsState.{embeds_ptrs,mask_ptrs} (uint64, raw addresses)",
+        "PromptEmbedsState.__init__ and add_request",
+        "apply",
+        prompt_embeds.patch,
+    ),
+    Family(
+        descriptors.KV_OFFLOAD,
+        "_new_descriptor_buffers src/dst pointer tables (uint64 on XPU, raw addresses; int64 elsewhere, "
+        "each address's bits)",
+        "_new_descriptor_buffers",
+        "the swap_blocks_batch _select_swap_blocks_fn picks",
+        descriptors.patch_kv_offload,
+    ),
+    Family(
+        descriptors.EC_BUFFERS,
+        "DescriptorBuffers.{src_ptrs,dst_ptrs} (uint64 on XPU, raw addresses; int64 elsewhere, each address's bits)",
+        "DescriptorBufferPool.acquire and DescriptorBuffers.add_copies",
+        "through the connector worker's swap_blocks_batch",
+        descriptors.patch_ec_buffers,
+    ),
+    Family(
+        descriptors.EC_WORKER,
+        "ECCPUWorker's swap_blocks_batch of the DescriptorBuffers tables",
+        "DescriptorBuffers.add_copies, through ECCPUWorker.save_caches and the loads",
+        "swap_blocks_batch",
+        descriptors.patch_ec_worker,
     ),
 )
 

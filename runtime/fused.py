@@ -199,13 +199,22 @@ def check_targets(
         raise PointerRoundTripError(
             f"entry {i} of {name}: address {_shown(stored, addr)} is not the address it was filled from "
             f"({target.label} at {int(want[i]):#x}, {target.nbytes} bytes): the entry was overwritten, or the "
-            "address truncated or sign-mangled on its way in. Write addresses through a uint64 "
-            "reinterpretation (vLLM's _reinterpret_u64_as_i64) and never after the fill"
+            f"address truncated or sign-mangled on its way in. {_write_remedy(table)}"
         )
     raise PointerBoundsError(
         f"entry {i} of {name}: {target.label} [{_shown(stored, addr)}, +{target.nbytes}) is not inside one "
         f"registered region; {regions.nearest(addr)}. {remedy or _BIND}"
     )
+
+
+def _write_remedy(table: Any) -> str:
+    """How to write an address into a table of this dtype so that it arrives intact, and never after the fill."""
+    if getattr(table, "dtype", None) == torch.int64:
+        return (
+            "Write addresses through a uint64 reinterpretation (the int64 reading of the address's 64 bits, "
+            "as vLLM's _reinterpret_u64_as_i64 does) and never after the fill"
+        )
+    return "Store each address as it is (data_ptr(): uint64 holds every address) and never after the fill"
 
 
 def _block_overlap(a: Target, b: Target) -> bool:

@@ -92,6 +92,16 @@ class MemoryRegions:
         start, nbytes, auto, alive = _allocation_of(obj)
         return self._add(start, nbytes, label if label is not None else auto, alive)
 
+    def ensure(self, obj: Any, label: str | None = None) -> Region:
+        """``add``, unless the same allocation is registered already (and still allocated): a wrapper that
+        registers what a table is filled from on every fill keeps one region per allocation, not one per fill."""
+        start, nbytes, auto, alive = _allocation_of(obj)
+        with self._lock:
+            for region in self._regions:
+                if region.start == start and region.nbytes == nbytes and (region.alive is None or region.alive()):
+                    return region
+        return self._add(start, nbytes, label if label is not None else auto, alive)
+
     def add_range(self, addr: int, nbytes: int, label: str = "") -> Region:
         """Register ``nbytes`` at ``addr`` (a shifted address under simulated high addresses is stored real),
         until removed: ptrlint cannot tell when memory known only by its address is freed."""

@@ -103,7 +103,7 @@ def register_tensors(tensors: Sequence[Any], label: str) -> None:
     regions = default_regions()
     for i, tensor in enumerate(tensors):
         if isinstance(tensor, torch.Tensor) and tensor.numel():
-            regions.add(tensor, f"{label} {i}")
+            regions.ensure(tensor, f"{label} {i}")
 
 
 def nbytes_of(tensor: Any) -> int:
