@@ -40,6 +40,7 @@ KERNEL_MODULES = (
     "vllm.v1.worker.utils",
     "vllm.v1.worker.gpu.block_table",
     "vllm.v1.worker.replayssm_utils",
+    "vllm.v1.worker.gpu.model_states.prompt_embeds",
 )
 
 Case = tuple[str, str, Callable[[], object], int]  # family, path, call, table bytes
@@ -185,7 +186,75 @@ def cases() -> tuple[list[Case], list[str]]:
 
     found += [("lora", "fill: _get_lora_a_ptr (cache miss)", lora_fill, lora_bytes)]
     found += [("lora", "launch: _get_lora_a_ptr (cached)", lambda: lu._get_lora_a_ptr(stacks, cpu), lora_bytes)]
-    return found, stubbed
+    return found + transfer_cases(), stubbed
+
+
+def transfer_cases() -> list[Case]:
+    """Prompt embeddings and the copy descriptor pools, built as ``scenario_transfers_034`` builds them (the
+    compiled swap op is its host stand-in: a memmove per descriptor, the same at every level)."""
+    import types
+
+    import numpy as np
+    import torch
+    from ptrlint.runtime import register
+    from vllm.distributed.ec_transfer.ec_connector.cpu import worker as ecw
+    from vllm.distributed.ec_transfer.ec_connector.cpu.worker import descriptor_buffers as db
+    from vllm.v1.kv_offload.cpu import gpu_worker as gw
+    from vllm.v1.worker.gpu import buffer_utils
+    from vllm.v1.worker.gpu.model_states import prompt_embeds as pe
+
+    from tests.vllm_integration import scenario_transfers_034 as st
+
+    st.stand_in_op()
+    buffer_utils.is_uva_available = lambda: False  # as the scenario: a CPU build of torch has no pinned memory
+    state = pe.PromptEmbedsState(4, st.HIDDEN, torch.float32, torch.device("cpu"))
+    request = types.SimpleNamespace(req_id="a", prompt_embeds=torch.ones(5, st.HIDDEN), prompt_is_token_ids=None)
+    state.add_request(2, request)
+    state.apply_staged_writes()
+    batch = types.SimpleNamespace(
+        num_reqs=1,
+        num_scheduled_tokens=np.array([5], dtype=np.int32),
+        idx_mapping=torch.tensor([2], dtype=torch.int32),
+        query_start_loc=torch.tensor([0, 5], dtype=torch.int32),
+    )
+    computed, out = torch.zeros(4, dtype=torch.int32), torch.zeros(5, st.HIDDEN)
+    pe_bytes = nbytes(state.embeds_ptrs.cpu, state.mask_ptrs.cpu)
+    found: list[Case] = [
+        ("prompt_embeds", "fill: add_request", lambda: state.add_request(2, request), pe_bytes),
+        ("prompt_embeds", "launch: apply", lambda: state.apply(batch, computed, out), pe_bytes),
+    ]
+
+    src, dst = torch.arange(4096, dtype=torch.uint8), torch.zeros(4096, dtype=torch.uint8)
+    register(src, "benchmark source")
+    register(dst, "benchmark destination")
+    offsets = np.arange(0, 4096, 256, dtype=np.uint64)
+    sizes = np.full(len(offsets), 256, dtype=np.int64)
+    bufs = db.DescriptorBufferPool().acquire(len(offsets))
+    add = lambda: bufs.add_copies(0, np.uint64(src.data_ptr()) + offsets, np.uint64(dst.data_ptr()) + offsets, sizes)  # noqa: E731
+    add()
+    ec_bytes = nbytes(bufs.src_ptrs, bufs.dst_ptrs)
+    to_host = ecw.ECCPUTransferDirection.DEVICE_TO_HOST
+    found += [
+        ("ec_descriptors", "fill: add_copies", add, ec_bytes),
+        (
+            "ec_descriptors",
+            "launch: _submit_transfer",
+            lambda: ecw.ECCPUWorker._submit_transfer(None, bufs, len(offsets), to_host),
+            ec_bytes,
+        ),
+    ]
+
+    kv_src, kv_dst, kv_sizes = gw._new_descriptor_buffers(len(offsets))
+    kv_src.numpy().view(np.uint64)[:] = np.uint64(src.data_ptr()) + offsets
+    kv_dst.numpy().view(np.uint64)[:] = np.uint64(dst.data_ptr()) + offsets
+    kv_sizes.numpy()[:] = sizes
+    swap = gw._select_swap_blocks_fn([], True, True)
+    kv_bytes = nbytes(kv_src, kv_dst)
+    found += [
+        ("kv_offload", "fill: _new_descriptor_buffers", lambda: gw._new_descriptor_buffers(len(offsets)), kv_bytes),
+        ("kv_offload", "launch: swap_blocks_batch", lambda: swap(kv_src, kv_dst, kv_sizes), kv_bytes),
+    ]
+    return found
 
 
 def per_call_us(call: Callable[[], object], repeat: int) -> float:
@@ -206,8 +275,7 @@ def child(level: str, repeat: int) -> None:
         guard.install(check=level)
     found, stubbed = cases()
     rows = []
-    # launches first: every strict fill registers its sources again, and the regions a launch is checked
-    # against grow with each timed fill (a worker fills once), so fills timed first would inflate launches
+    # launches first, then fills (a strict fill registers each allocation once: the regions do not grow)
     for family, path, call, table_bytes in sorted(found, key=lambda case: not case[1].startswith("launch")):
         call()  # warm: caches, lazy imports
         row: dict[str, object] = {"family": family, "path": path, "us": per_call_us(call, repeat)}
@@ -271,8 +339,9 @@ def write(levels: dict[str, dict[str, Any]], command: str) -> None:
         "Every Triton kernel of the patched modules is a no-op stand-in (no kernel runs): a launch number is",
         "vLLM's Python wrapper plus the guard's own work. Anchor: one contiguous memmove (`Tensor.copy_`) of",
         "the path's address-table bytes; ratio = fast overhead / anchor. Launches are timed before fills, in one",
-        "process per level: at strict every timed fill registers its sources again (thousands of times here), so",
-        "strict fill numbers include that growth; a worker fills once.",
+        "process per level. A strict fill registers its sources once per allocation (``MemoryRegions.ensure``):",
+        "refilling from the same tensors thousands of times here adds no regions. The copy descriptor paths run",
+        "the scenario's host stand-in for vLLM's compiled swap op (a memmove per descriptor) at every level.",
         "",
         "| family | path | unguarded µs | fast µs | strict µs | fast overhead µs | strict overhead µs "
         "| memmove anchor µs (bytes) | fast overhead / anchor |",
