@@ -8,8 +8,9 @@ process (install() patches vLLM process-wide); prints one ``SCENARIO {json}`` li
 - The encoder-cache connector: vLLM's ``DescriptorBufferPool`` hands out a buffer triple, ``add_copies`` stores
   a batch of copies, and ``ECCPUWorker._submit_transfer`` launches them through the worker's
   ``swap_blocks_batch``.
-- KV offload: vLLM's ``_new_descriptor_buffers`` makes the pooled triple and ``_select_swap_blocks_fn`` picks
-  the launch (GPU->CPU: ``vllm._custom_ops.swap_blocks_batch``).
+- KV offload: vLLM's ``_new_descriptor_buffers`` makes the pooled triple, a GPU->CPU
+  ``SingleDirectionOffloadingHandler`` fills it (``_fill_direct_ops``, as ``transfer_async`` does) and launches
+  it through the function ``_select_swap_blocks_fn`` picked (``vllm._custom_ops.swap_blocks_batch``).
 
 The CPU wheel has no compiled ``_C_cache_ops.swap_blocks_batch``: ``stand_in_op`` registers one that does what
 the CUDA op does on the host (a memmove per descriptor, reading each pointer entry's 64 bits), so a copy whose
@@ -144,27 +145,58 @@ def ec_connector(seen: dict, level: str) -> None:
 
 
 def kv_offload(seen: dict, level: str) -> None:
-    from ptrlint.runtime import register
+    """vLLM's GPU->CPU offloading handler fills its pooled descriptor tables (``_fill_direct_ops``, as
+    ``transfer_async`` does for each group) and launches them through the function it selected."""
+    from vllm.v1.kv_offload.base import CanonicalKVCacheRef, DevicePointers
     from vllm.v1.kv_offload.cpu import gpu_worker as gw
 
+    from ptrlint.runtime import register
+
     triple = attempt(seen, "kv_buffers", lambda: gw._new_descriptor_buffers(2))
-    swap = gw._select_swap_blocks_fn([], True, True)
-    seen["kv_swap_guarded"] = hasattr(swap, "_ptrlint_original")
+    gpu_cache = torch.arange(32, dtype=torch.int8).view(2, 16)  # two 16-byte KV pages
+    cpu_cache = torch.zeros(2, 16, dtype=torch.int8)
+    handler = gw.SingleDirectionOffloadingHandler(
+        cpu_tensors=[cpu_cache],
+        blocks_per_chunk=1,
+        layer_refs_per_group=[[CanonicalKVCacheRef(tensor_idx=0, page_size_bytes=16)]],
+        gpu_to_cpu=True,
+        host_memory_is_pinned=False,
+    )
+    seen["kv_swap_guarded"] = hasattr(handler._swap_blocks_batch, "_ptrlint_original")
     if triple is None:
         return
+    register(gpu_cache, "test KV cache")  # what bind_kv_cache_to_layers registers in a worker
     src_t, dst_t, sizes_t = triple
     seen["kv_dtype"] = str(src_t.dtype)
-    gpu_cache = torch.arange(32, dtype=torch.int8)
-    cpu_cache = torch.zeros(2, 16, dtype=torch.int8)
-    register(gpu_cache, "test KV cache")
-    register(cpu_cache, "test CPU cache")
-    # filled as transfer_async fills them: uint64 arithmetic written through uint64 views
-    src_t.numpy().view(np.uint64)[:] = np.uint64(gpu_cache.data_ptr()) + np.array([0, 16], dtype=np.uint64)
-    dst_t.numpy().view(np.uint64)[:] = np.uint64(cpu_cache.data_ptr()) + np.array([16, 0], dtype=np.uint64)
-    sizes_t.numpy()[:] = 16
+    base = gpu_cache.data_ptr()
+    pointers = DevicePointers(
+        ptrs=np.array([base, base + 16], dtype=np.uint64),
+        sizes=np.array([16, 16], dtype=np.uint64),
+        group_block_counts=(2,),
+        group_data_ref_counts=(1,),
+        block_indices=(0,),
+    )
+
+    def fill() -> object:
+        return handler._fill_direct_ops(
+            0,
+            device_ptrs=pointers,
+            dev_ptr_offset=0,
+            cpu_block_ids=np.array([1, 0]),  # GPU page 0 -> CPU block 1, page 1 -> block 0
+            group_size=2,
+            cpu_skip_count=0,
+            all_src=src_t.numpy(),
+            all_dst=dst_t.numpy(),
+            all_sizes=sizes_t.numpy(),
+            op_idx=0,
+        )
+
+    attempt(seen, "kv_fill", fill)
+    swap = handler._swap_blocks_batch
     attempt(seen, "kv_launch", lambda: swap(src_t, dst_t, sizes_t, is_src_access_order_any=False))
-    seen["kv_copied"] = bool(torch.equal(cpu_cache[1], gpu_cache[:16]) and torch.equal(cpu_cache[0], gpu_cache[16:]))
+    seen["kv_copied"] = bool(torch.equal(cpu_cache[1], gpu_cache[0]) and torch.equal(cpu_cache[0], gpu_cache[1]))
     if level == "strict":
+        fill()
         sizes_t.numpy()[1] = 4096  # a descriptor that reads past the KV cache
         attempt(seen, "kv_overrun", lambda: swap(src_t, dst_t, sizes_t, is_src_access_order_any=False))
 

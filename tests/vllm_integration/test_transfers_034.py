@@ -56,7 +56,17 @@ def test_vllms_own_code_runs_through_the_guard_and_copies_the_right_bytes(args):
     drive (Triton interpreter; a host stand-in for the compiled op) reads and writes exactly the right memory."""
     seen = run_scenario(*args)
     assert seen.get("simulated", False) is ("simulate" in args)
-    for key in ("pe_init", "pe_add_a", "pe_add_b", "pe_apply", "ec_acquire", "ec_add", "ec_launch", "kv_buffers"):
+    for key in (
+        "pe_init",
+        "pe_add_a",
+        "pe_add_b",
+        "pe_apply",
+        "ec_acquire",
+        "ec_add",
+        "ec_launch",
+        "kv_buffers",
+        "kv_fill",
+    ):
         assert seen[key] == "accepted", (key, seen[key])
     assert seen["pe_dtypes"] == ["torch.uint64", "torch.uint64"] and seen["pe_copied"] is True
     assert seen["ec_swap_guarded"] is True and seen["ec_dtype"] == "torch.int64" and seen["ec_copied"] is True
