@@ -147,10 +147,9 @@ def ec_connector(seen: dict, level: str) -> None:
 def kv_offload(seen: dict, level: str) -> None:
     """vLLM's GPU->CPU offloading handler fills its pooled descriptor tables (``_fill_direct_ops``, as
     ``transfer_async`` does for each group) and launches them through the function it selected."""
+    from ptrlint.runtime import register
     from vllm.v1.kv_offload.base import CanonicalKVCacheRef, DevicePointers
     from vllm.v1.kv_offload.cpu import gpu_worker as gw
-
-    from ptrlint.runtime import register
 
     triple = attempt(seen, "kv_buffers", lambda: gw._new_descriptor_buffers(2))
     gpu_cache = torch.arange(32, dtype=torch.int8).view(2, 16)  # two 16-byte KV pages
