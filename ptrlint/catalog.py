@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = 'a2c3bbabe9d43a6f05d197100e168574'
+FINGERPRINT = 'd165134133720ff63f8b407bab4ead8e'
 # --- end of generated entries ---
 
 

@@ -15,7 +15,9 @@ from its ``fixed/`` version only line by line, in these forms, each backed by th
   numpy view for the stores, ``.view(torch.uint64).numpy()``) whose title names the deciding use;
 - no change where the reference changed the dtype to uint64, because the fix is unsafe and its
   title says why (a use that needs int64 with no view possible, or values of unknown sign);
-- a PTR005 store wrapped as ``torch.tensor(p, dtype=torch.uint64)`` (the third batch's store fix);
+- a PTR005 store wrapped as ``torch.tensor(p, dtype=torch.uint64)`` (the third batch's store fix), or, into an
+  int64 table of a module with its own wrap helper, as ``helper(p)`` (issue 62: the module's convention; v2
+  case 53);
 - a PTR007 computation in uint64 (``np.uint64(...)``, ``.astype(np.uint64)``).
 """
 
@@ -62,6 +64,9 @@ def _accounted_for(old: str, new: str, findings: list[dict], file_findings: list
         return "bit-preserving"
     if "expect: PTR005" in new and _STORE_WRAP.sub(r"\2", new) == old:
         return "store"
+    for helper in _module_helpers(findings):  # issue 62: an int64 table's store follows the module's wrap helper
+        if "expect: PTR005" in new and re.sub(rf"\b{helper}\((.+)\)", r"\1", new) == _STORE_WRAP.sub(r"\2", old):
+            return "store through the module's wrap helper"
     if _UINT64_COMPUTE.search(new) and fixes("ptr007", findings):
         return "ptr007"
     if re.sub(r",\s*dtype=[\w.]*uint64", "", old) == new and new != old and fixes("unsafe", findings):
@@ -72,6 +77,12 @@ def _accounted_for(old: str, new: str, findings: list[dict], file_findings: list
         if [f for f in fixes("bits", findings) if "unsigned numpy view" in f["fix"]["title"]]:
             return "created empty, stored through an unsigned view"
     return None
+
+
+def _module_helpers(findings: list[dict]) -> list[str]:
+    """The wrap helpers PTR005 fixes on this line name (``Store the wrapped value with the module's `to_i64()```)."""
+    titles = [f["fix"]["title"] for f in findings if f["code"] == "PTR005" and f["fix"] and f["fix"]["safe"]]
+    return [m.group(1) for t in titles if (m := re.search(r"with the module's `(\w+)\(\)`", t))]
 
 
 _OLD_DTYPE = re.compile(r"\b(int64|long|intp|int32|int|float64|uint32)\b")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_fix_classes import NONE, UINT64, Case, kind, project, ptrlint, run
+from .test_fix_classes import BITS, NONE, UINT64, Case, kind, project, ptrlint, run
 
 WRAP = """
 
@@ -191,6 +191,39 @@ CASES: dict[str, Case] = {
         },
         # the signed branch is the one CPU and ROCm take; the fix keeps int64 for the binding
         fixes={("app/main.py", 9): UINT64},
+    ),
+    "raw_address_stored_into_an_int64_table_beside_a_wrapped_sibling": Case(
+        # a half-migrated structure: one int64 table filled through the module's wrap helper, its sibling
+        # still stored raw; the store's fix follows the module (wrap), the creation keeps int64 for the binding
+        files={
+            "app/main.py": """
+            import intext
+            import torch
+"""
+            + WRAP
+            + """
+
+            class Tables:
+                def __init__(self, n):
+                    self.state_addrs = torch.zeros(n, dtype=torch.int64)
+                    self.slot_addrs = torch.zeros(n, dtype=torch.int64)
+
+                def bind(self, ts):
+                    for i, t in enumerate(ts):
+                        self.state_addrs[i] = to_i64(t.data_ptr())
+                        self.slot_addrs[i] = t.data_ptr()
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                tables = Tables(3)
+                tables.bind(ts)
+                want = [t.data_ptr() for t in ts]
+                assert intext.gather(tables.slot_addrs) == intext.gather(tables.state_addrs) == want
+        """
+        },
+        fixes={("app/main.py", 12): BITS, ("app/main.py", 17): UINT64},
+        codes={("app/main.py", 17): "PTR005"},
     ),
     # ----- negatives ----------------------------------------------------------------------------
     "wrapped_addresses_into_an_int64_table": Case(
