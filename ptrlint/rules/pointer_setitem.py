@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from ..analysis.semantic.records import Creation, ScalarWrite
+from ..analysis.semantic.records import ScalarWrite
 from ..analysis.values.lattice import Kind, Origin
 from ..findings import Intent
 from ..fixes import module_alias
 from ..names import CREATION_SITE_WORDS, DtypeClass
 from ._creation import classify_dtype, table_dtypes
+from ._store_conventions import numpy_view, stored_creations, wrap_helper
 from .base import Diagnostic, Invalid, Rule, RuleContext
 
 # torch unpacked Python ints through int64 in tensor setitem (pytorch issue 191458). Measured:
@@ -57,7 +58,10 @@ The fix stores a tensor instead of a Python int: `buf[i] = torch.tensor(p, dtype
 (and `buf.fill_(torch.tensor(p, dtype=torch.uint64))`). Where the tensor is int64 and the module has its
 own wrap helper (a one-parameter function returning `p - (1 << 64) if p >= 1 << 63 else p`, or
 `ctypes.c_int64(p).value`), the fix follows the module's convention instead: `buf[i] = to_i64(p)`, the
-int64 reading of the same 64 bits, which an int64 element takes on every release (safe). Otherwise torch copies the 64 bits of a uint64
+int64 reading of the same 64 bits, which an int64 element takes on every release (safe); where the tensor is
+uint64 and the module already has a numpy view of it (`view = buf.numpy()` bound once before the store, a
+`self.buf_np` member, or a buffer factory's `.np` for its `.cpu`), the store goes through the view (safe: numpy
+stores the full uint64 range and the view shares the tensor's memory). Otherwise torch copies the 64 bits of a uint64
 scalar tensor into an int64 or uint64 element exactly, on every release, so the store cannot
 overflow and an int64 table keeps the bits its readers expect. The fix is safe when the tensor
 is created in the module as int64 or uint64; for a tensor of unknown or narrower dtype the copy
@@ -95,6 +99,10 @@ as a module (`import torch` or `import torch as th`).
             "import torch\ndef to_i64(p):\n    return p - (1 << 64) if p >= 1 << 63 else p\n"
             "buf = torch.zeros(4, dtype=torch.int64)\nbuf[0] = to_i64(t.data_ptr())\n",
         ),
+        Invalid(  # a uint64 table the module already writes through its numpy view: the store uses the view
+            "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nview = buf.numpy()\nbuf[1] = t.data_ptr()\n",
+            "import torch\nbuf = torch.zeros(4, dtype=torch.uint64)\nview = buf.numpy()\nview[1] = t.data_ptr()\n",
+        ),
         Invalid(
             "import torch\ndef f(buf: torch.Tensor, t):\n    buf[0] = t.data_ptr()\n",
             "import torch\ndef f(buf: torch.Tensor, t):\n    buf[0] = torch.tensor(t.data_ptr(), dtype=torch.uint64)\n",
@@ -129,7 +137,7 @@ as a module (`import torch` or `import torch as th`).
             )
             node = write.node
             span = ctx.source.attribute_name_span(node) if isinstance(node, ast.Attribute) else ctx.span(node)
-            helper = _convention(ctx, write)
+            helper = wrap_helper(ctx, write)
             if helper is not None:  # the module's own way into an int64 table: follow it
                 yield Diagnostic(
                     span,
@@ -138,6 +146,19 @@ as a module (`import torch` or `import torch as th`).
                     True,
                     f"Store the wrapped value with the module's `{helper}()`, as its other int64 tables are "
                     "filled (the same 64 bits; an int64 element takes it on every torch release)",
+                    value.evidence,
+                    failure=failure,
+                )
+                continue
+            view = numpy_view(ctx, write) if write.how == "setitem" else None
+            if view is not None:  # the module's numpy view of the uint64 table: store through it
+                yield Diagnostic(
+                    span,
+                    message,
+                    _view_fix(ctx, write, view),
+                    True,
+                    f"Store through the module's numpy view `{view}` (numpy stores the full uint64 range on every "
+                    "release; the view shares the tensor's memory)",
                     value.evidence,
                     failure=failure,
                 )
@@ -185,36 +206,15 @@ def _helper_fix(ctx: RuleContext, write: ScalarWrite, helper: str) -> Callable[[
     return lambda: [Intent(start, end, "wrap_call", helper)]
 
 
-def _stored_creations(ctx: RuleContext, write: ScalarWrite) -> list[Creation]:
-    """The creations stored in the written tensor's name (every binding of it), in the module."""
-    facts = ctx.facts
-    key = facts.model.alias_key(write.tensor)
-    root = facts.root(key) if key is not None else None
-    if root is None:
-        return []
-    return [
-        facts.model.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.model.creation_by_id
-    ]
-
-
-def _convention(ctx: RuleContext, write: ScalarWrite) -> str | None:
-    """The module's own wrap helper (``to_i64(p)``: ``p - (1 << 64) if p >= 1 << 63 else p``), where the written
-    tensor is int64 by every creation and the helper is the module-level function at the store: the fix then
-    stores the wrapped value, the form the module already uses for its int64 tables, instead of a new spelling."""
-    creations = _stored_creations(ctx, write)
-    widths = [classify_dtype(ctx, c) for c in creations]
-    if not creations or not all(w is not None and w.cls is DtypeClass.SIGNED64 for w in widths):
-        return None
-    model = ctx.facts.model
-    for helper in ctx.facts.flow.results.wrap_helpers():
-        if model.scope_of(write.tensor).resolve(helper) is model.module_scope:
-            return helper
-    return None
+def _view_fix(ctx: RuleContext, write: ScalarWrite, view: str) -> Callable[[], list[Intent] | None]:
+    """``buf[i] = p`` -> ``buf_np[i] = p``: the written tensor's expression becomes the module's numpy view."""
+    start, end = ctx.source.span(write.tensor)
+    return lambda: [Intent(start, end, "replace_expression", view)]
 
 
 def _store_safety(ctx: RuleContext, write: ScalarWrite) -> tuple[bool, str]:
     """Safe when every creation stored in the written tensor is int64 or uint64 (the copy keeps the bits)."""
-    creations = _stored_creations(ctx, write)
+    creations = stored_creations(ctx, write)
     widths = [classify_dtype(ctx, c) for c in creations]
     title = "Store a uint64 scalar tensor (torch copies its 64 bits exactly)"
     if not creations or not all(

@@ -224,6 +224,50 @@ CASES: dict[str, Case] = {
         },
         fixes={("app/main.py", 12): BITS, ("app/main.py", 17): UINT64},
         codes={("app/main.py", 17): "PTR005"},
+        texts={("app/main.py", 17): "self.slot_addrs[i] = to_i64(t.data_ptr())"},
+    ),
+    "raw_address_stored_into_a_uint64_table_that_has_a_numpy_view": Case(
+        # torch <= 2.13 raises for a raw address >= 2**63 stored into a uint64 element; the module already
+        # writes its other entries through a numpy view of the table, and the fix stores through it too
+        files={
+            "app/main.py": """
+            import torch
+
+
+            class CpuGpuBuffer:
+                def __init__(self, n, dtype):
+                    self.cpu = torch.zeros(n, dtype=dtype)
+                    self.np = self.cpu.numpy()
+
+
+            class Tables:
+                def __init__(self, n):
+                    self.ptrs = torch.zeros(n, dtype=torch.uint64)
+                    self.ptrs_np = self.ptrs.numpy()
+                    self.staged = CpuGpuBuffer(n, dtype=torch.uint64)
+
+                def bind(self, ts):
+                    self.ptrs_np[0] = ts[0].data_ptr()
+                    self.staged.np[0] = ts[0].data_ptr()
+                    for i, t in enumerate(ts):
+                        self.ptrs[i] = t.data_ptr()
+                        self.staged.cpu[i] = t.data_ptr()
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                tables = Tables(3)
+                tables.bind(ts)
+                want = [t.data_ptr() for t in ts]
+                assert tables.ptrs.tolist() == tables.staged.cpu.tolist() == want
+        """
+        },
+        fixes={("app/main.py", 20): UINT64, ("app/main.py", 21): UINT64},
+        codes={("app/main.py", 20): "PTR005", ("app/main.py", 21): "PTR005"},
+        texts={
+            ("app/main.py", 20): "self.ptrs_np[i] = t.data_ptr()",
+            ("app/main.py", 21): "self.staged.np[i] = t.data_ptr()",
+        },
     ),
     # ----- negatives ----------------------------------------------------------------------------
     "wrapped_addresses_into_an_int64_table": Case(
@@ -301,6 +345,8 @@ def test_encoding_case_runs(name: str, tmp_path: Path) -> None:
     assert after["real"] == "ok", after
     if case.fixed_under_simulation:
         assert after["simulated"] == "ok", after
+    for (path, line), text in case.texts.items():  # the fix's text, where the case names it
+        assert (root / path).read_text().splitlines()[line - 1].strip() == text
     fixed = {p: p.read_text() for p in sorted(root.rglob("*.py"))}
     ptrlint(root, "--fix", "--exit-zero")
     assert {p: p.read_text() for p in sorted(root.rglob("*.py"))} == fixed  # idempotent

@@ -96,6 +96,7 @@ class Case:
     broken_before: bool = True  # the original fails at high addresses
     unsafe_breaks: bool = False  # applying the unsafe fixes too would break the program
     codes: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, line) -> code, where not PTR001
+    texts: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, line) -> the fixed line, stripped
 
 
 CASES: dict[str, Case] = {

@@ -1,0 +1,101 @@
+"""How a module already writes addresses into its tables, so that PTR005's store fix follows it (issue 62):
+its own wrap helper for an int64 table, its numpy view of a uint64 table."""
+
+from __future__ import annotations
+
+import ast
+
+from ..analysis.semantic.records import Creation, NameKey, ScalarWrite
+from ..names import DtypeClass
+from ._creation import table_dtypes
+from .base import RuleContext
+
+
+def stored_creations(ctx: RuleContext, write: ScalarWrite) -> list[Creation]:
+    """The creations stored in the written tensor's name (every binding of it), in the module."""
+    facts = ctx.facts
+    key = facts.model.alias_key(write.tensor)
+    root = facts.root(key) if key is not None else None
+    if root is None:
+        return []
+    return [
+        facts.model.creation_by_id[k.call] for k in facts.stored.get(root, []) if k.call in facts.model.creation_by_id
+    ]
+
+
+def _all_of(ctx: RuleContext, write: ScalarWrite, cls: DtypeClass) -> bool:
+    """Every creation the written table refers to (through aliases, a buffer factory's ``.cpu``) is of ``cls``."""
+    widths = table_dtypes(ctx, write.tensor)
+    return bool(widths) and all(w is not None and w.cls is cls for w in widths)
+
+
+def wrap_helper(ctx: RuleContext, write: ScalarWrite) -> str | None:
+    """The module's own wrap helper (``to_i64(p)``: ``p - (1 << 64) if p >= 1 << 63 else p``), where the written
+    tensor is int64 by every creation and the helper is the module-level function at the store: the fix then
+    stores the wrapped value, the form the module already uses for its int64 tables, instead of a new spelling."""
+    if not _all_of(ctx, write, DtypeClass.SIGNED64):
+        return None
+    model = ctx.facts.model
+    for helper in ctx.facts.flow.results.wrap_helpers():
+        if model.scope_of(write.tensor).resolve(helper) is model.module_scope:
+            return helper
+    return None
+
+
+def numpy_view(ctx: RuleContext, write: ScalarWrite) -> str | None:
+    """The module's numpy view of a uint64 table, spelled where the store is: ``buf.np`` for ``buf.cpu`` of a
+    buffer factory, or a name or member bound once to ``<the tensor>.numpy()`` (``self.ptrs_np``) and visible
+    at the store. numpy stores a raw address into uint64 on every release, and the view shares the tensor's
+    memory: the store lands where it did. None where the table is not uint64 by every creation."""
+    tensor = write.tensor
+    if not _all_of(ctx, write, DtypeClass.UNSIGNED64):
+        return None
+    model = ctx.facts.model
+    if isinstance(tensor, ast.Attribute) and tensor.attr == "cpu" and ctx.facts.tensors.is_factory_value(tensor.value):
+        # a factory's `.np` is the module's convention only where the module reads it for this buffer
+        owner = model.alias_key(tensor.value)
+        search = ctx.consumers
+        search.build_index()
+        uses_np = owner is not None and any(
+            model.alias_key(load.value) == owner for load in search.attribute_loads.get("np", [])
+        )
+        return f"{ctx.code(tensor.value)}.np" if uses_np else None
+    key = model.alias_key(tensor)
+    if key is None or len(model.bindings.get(key, [])) != 1:
+        return None
+    for alias, bindings in model.bindings.items():
+        if len(bindings) != 1 or not _is_numpy_of(ctx, bindings[0].expr, key):
+            continue
+        statement = bindings[0].node
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+        if target is None or not _bound_before(ctx, target, write):
+            continue
+        if isinstance(target, ast.Name) and isinstance(alias, NameKey):
+            if alias.scope == id(model.scope_of(tensor).resolve(target.id)):
+                return target.id
+        elif isinstance(target, ast.Attribute) and isinstance(tensor, ast.Attribute):
+            base = model.key_of(tensor.value)
+            if base is not None and model.attribute_key(base, target.attr) == alias:
+                return f"{ctx.code(tensor.value)}.{target.attr}"
+    return None
+
+
+def _is_numpy_of(ctx: RuleContext, expr: ast.expr, key: object) -> bool:
+    return (
+        isinstance(expr, ast.Call)
+        and not expr.args
+        and not expr.keywords
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "numpy"
+        and ctx.facts.model.alias_key(expr.func.value) == key
+    )
+
+
+def _bound_before(ctx: RuleContext, target: ast.expr, write: ScalarWrite) -> bool:
+    """The view exists when the store runs: bound in another function (``__init__``), or earlier in this one."""
+    model = ctx.facts.model
+    if model.scope_of(target.value if isinstance(target, ast.Attribute) else target) is not model.scope_of(
+        write.tensor
+    ):
+        return True
+    return target.lineno < getattr(write.node, "lineno", 0)
