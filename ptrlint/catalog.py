@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = '57365d576feec217b58546f5ae84692c'
+FINGERPRINT = '233bc92b98260af0a5bc6d06c0111215'
 # --- end of generated entries ---
 
 

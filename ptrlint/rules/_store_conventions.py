@@ -4,8 +4,10 @@ its own wrap helper for an int64 table, its numpy view of a uint64 table."""
 from __future__ import annotations
 
 import ast
+import weakref
 
-from ..analysis.semantic.records import Creation, NameKey, ScalarWrite
+from ..analysis.semantic.model import SemanticModel
+from ..analysis.semantic.records import Binding, Creation, Key, NameKey, ScalarWrite
 from ..names import DtypeClass
 from ._creation import table_dtypes
 from .base import RuleContext
@@ -63,10 +65,8 @@ def numpy_view(ctx: RuleContext, write: ScalarWrite) -> str | None:
     key = model.alias_key(tensor)
     if key is None or len(model.bindings.get(key, [])) != 1:
         return None
-    for alias, bindings in model.bindings.items():
-        if len(bindings) != 1 or not _is_numpy_of(ctx, bindings[0].expr, key):
-            continue
-        statement = bindings[0].node
+    for alias, binding in _numpy_views(ctx).get(key, []):
+        statement = binding.node
         target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
         if target is None or not _bound_before(ctx, target, write):
             continue
@@ -80,15 +80,29 @@ def numpy_view(ctx: RuleContext, write: ScalarWrite) -> str | None:
     return None
 
 
-def _is_numpy_of(ctx: RuleContext, expr: ast.expr, key: object) -> bool:
-    return (
-        isinstance(expr, ast.Call)
-        and not expr.args
-        and not expr.keywords
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr == "numpy"
-        and ctx.facts.model.alias_key(expr.func.value) == key
-    )
+_VIEWS: weakref.WeakKeyDictionary[SemanticModel, dict[Key, list[tuple[Key, Binding]]]] = weakref.WeakKeyDictionary()
+
+
+def _numpy_views(ctx: RuleContext) -> dict[Key, list[tuple[Key, Binding]]]:
+    """{a tensor's key: the names and members bound once to its ``.numpy()``}, built once per module."""
+    model = ctx.facts.model
+    views = _VIEWS.get(model)
+    if views is None:
+        views = {}
+        for alias, bindings in model.bindings.items():
+            expr = bindings[0].expr if len(bindings) == 1 and bindings[0].how == "expr" else None
+            if (
+                isinstance(expr, ast.Call)
+                and not expr.args
+                and not expr.keywords
+                and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr == "numpy"
+            ):
+                of = model.alias_key(expr.func.value)
+                if of is not None:
+                    views.setdefault(of, []).append((alias, bindings[0]))
+        _VIEWS[model] = views
+    return views
 
 
 def _bound_before(ctx: RuleContext, target: ast.expr, write: ScalarWrite) -> bool:
