@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = '233bc92b98260af0a5bc6d06c0111215'
+FINGERPRINT = '84e6c7100d621bdbfaaf7dcd988c5097'
 # --- end of generated entries ---
 
 

@@ -50,8 +50,8 @@ def numpy_view(ctx: RuleContext, write: ScalarWrite) -> str | None:
     at the store. numpy stores a raw address into uint64 on every release, and the view shares the tensor's
     memory: the store lands where it did. None where the table is not uint64 by every creation."""
     tensor = write.tensor
-    if not _all_of(ctx, write, DtypeClass.UNSIGNED64):
-        return None
+    if not isinstance(tensor, (ast.Name, ast.Attribute)) or not _all_of(ctx, write, DtypeClass.UNSIGNED64):
+        return None  # `buf[2:][i]` is not `view[i]`: only a whole table is replaced by its view
     model = ctx.facts.model
     if isinstance(tensor, ast.Attribute) and tensor.attr == "cpu" and ctx.facts.tensors.is_factory_value(tensor.value):
         # a factory's `.np` is the module's convention only where the module reads it for this buffer
@@ -105,9 +105,16 @@ def _numpy_views(ctx: RuleContext) -> dict[Key, list[tuple[Key, Binding]]]:
     return views
 
 
+_BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+
+
 def _bound_before(ctx: RuleContext, target: ast.expr, write: ScalarWrite) -> bool:
-    """The view exists when the store runs: bound in another function (``__init__``), or earlier in this one."""
+    """The view exists when the store runs: bound unconditionally (a statement of its function's or the module's
+    own body, not inside a branch or loop), in another function (``__init__``) or earlier in this one."""
     model = ctx.facts.model
+    statement = ctx.consumers.parent(target)
+    if not isinstance(ctx.consumers.parent(statement) if statement is not None else None, _BODIES):
+        return False
     if model.scope_of(target.value if isinstance(target, ast.Attribute) else target) is not model.scope_of(
         write.tensor
     ):
