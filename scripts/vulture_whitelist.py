@@ -37,7 +37,8 @@ page_size_padded, mamba_cache_mode, num_speculative_blocks, kv_cache_tensors, Ma
 _.PIN_MEMORY
 _.get_state_shape
 _.get_state_dtype
-_._ptrlint_original
+# vLLM's buffer_utils.is_uva_available, replaced by the 0.34 scenario and benchmark (vLLM reads it).
+_.is_uva_available
 state_alignment, use_flashinfer_replayssm  # read by vLLM 0.34's MambaBase.bind_kv_cache and state walk
 _.kv_cache_layout  # vLLM 0.34's resolved layout, read by init_kv_cache
 # tests/linter/test_gcpause.py: an object in a reference cycle of its own (the attribute is the cycle).
