@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = '84e6c7100d621bdbfaaf7dcd988c5097'
+FINGERPRINT = 'b8ea27a19e0f03d2fb4bd75ef163f3ff'
 # --- end of generated entries ---
 
 

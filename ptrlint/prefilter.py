@@ -295,7 +295,9 @@ def prefilter(text: str, config: Config, codes: frozenset[str] | None = None) ->
     abbreviations as a ``_``-separated word, which the search covers case-insensitively
     (``data_ptr`` and pointer-named getters too), and counts where it stands as a name the analysis
     reads (called, assigned, a field or key, a table name; see :meth:`_Evidence.at`); configured
-    patterns are tested against every identifier in the file. Sites: the words and methods each rule
+    patterns are tested against every identifier in the file; the constants of a wrap into int64 range
+    (``1 << 63``, ``2**64``) are evidence too, since a module that spells one may define the wrap helper
+    other modules call. Sites: the words and methods each rule
     declares (``Rule.site_words``, ``Rule.site_methods``, gathered in ptrlint/catalog.py) and the
     configured buffer factories; see the site regex of tests/linter/test_prefilter.py.
     """
@@ -352,6 +354,31 @@ def _has_evidence(text: str, evidence: _Evidence, prose: _Prose) -> bool:
             bare = ident.strip("_")
             if any(p.fullmatch(bare) for p in evidence.custom):
                 return True
+    return _has_wrap_idiom(text, prose)
+
+
+# The constants of a wrap into int64 range (``p - (1 << 64) if p >= 1 << 63 else p``, ``p - 2**64``): a module
+# that spells one may define a wrap helper that other modules call (project/summary.py: ``wrappers``), so
+# its functions are summarised. Found from the operator (``<<``, ``**``) at memchr speed, confirmed here.
+_WRAP_OPERATORS = ("<<", "**")
+_WRAP_CONSTANT = re.compile(r"(?:1[ \t]*<<|2[ \t]*\*\*)\s*6[34]\b")
+
+
+def _has_wrap_idiom(text: str, prose: _Prose) -> bool:
+    for operator in _WRAP_OPERATORS:
+        at = text.find(operator)
+        while at >= 0:
+            digit = at - 1
+            while digit > 0 and text[digit] in " \t":
+                digit -= 1
+            match = _WRAP_CONSTANT.match(text, digit) if digit >= 0 else None
+            if (
+                match is not None
+                and (digit == 0 or not is_word_char(text[digit - 1]))
+                and not prose.of_text().is_prose(digit)
+            ):
+                return True
+            at = text.find(operator, at + 2)
     return False
 
 

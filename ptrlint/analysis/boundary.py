@@ -27,6 +27,9 @@ class ProjectLookup(Protocol):
     def function(self, qname: str) -> Value | None:
         """What the function ``qname`` returns (its pointer evidence), or None."""
 
+    def wraps(self, qname: str) -> bool:
+        """Whether the function ``qname`` wraps the address it is given into int64 range (a wrap helper)."""
+
     def param_writes(self, qname: str) -> tuple[list[str], dict[str, Value]] | None:
         """The parameters of the function ``qname`` and the values it writes into each (by name)."""
 

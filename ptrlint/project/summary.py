@@ -74,6 +74,9 @@ class ModuleSummary:
     # names defined by statements a cut analysis left out (ptrlint/relevance.py): not summarised, so a
     # lookup of one asks for the module to be analysed whole
     omitted: frozenset[str] = frozenset()
+    # module-level functions of one parameter that wrap an address into int64 range (``to_i64(p)``): a call
+    # of one from another module wraps the address it is given, as a call in this module does
+    wrappers: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -87,6 +90,7 @@ class ModuleSummary:
             or self.exports
             or self.patches
             or self.omitted
+            or self.wrappers
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -107,6 +111,7 @@ class ModuleSummary:
             "imports": sorted(self.imports),
             "patches": dict(sorted(self.patches.items())),
             "omitted": sorted(self.omitted),
+            "wrappers": sorted(self.wrappers),
         }
 
     @classmethod
@@ -128,6 +133,7 @@ class ModuleSummary:
             list(data["imports"]),
             dict(data.get("patches", {})),
             frozenset(data.get("omitted", ())),
+            list(data.get("wrappers", ())),
         )
 
     def fingerprint(self) -> str:
@@ -205,6 +211,7 @@ def summarise(
         ):
             for patched in sorted(model.qualified_names(target)):
                 out.patches[patched] = f"{module}.{value.id}"
+    out.wrappers = facts.flow.results.wrap_helpers(wanted)
     out.exports = dict(model.module_scope.imports)
     out.imports = sorted({q.rpartition(".")[0] if q.count(".") else q for q in model.module_scope.imports.values()})
     return out

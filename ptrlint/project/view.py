@@ -165,6 +165,7 @@ class ProjectView:
             name in summary.classes
             or name in summary.functions
             or name in summary.names
+            or name in summary.wrappers
             or any(k.startswith(name + ".") for k in summary.functions)
         )
 
@@ -185,6 +186,14 @@ class ProjectView:
         answer = found[0].functions.get(found[1]) if found else None
         self._record("fn", qname, answer)
         return answer.to_value() if answer is not None else None
+
+    def wraps(self, qname: str) -> bool:
+        """Whether ``qname`` is another module's wrap helper: a function of one parameter that returns the
+        int64 reading of the address it is given (``to_i64(p)``)."""
+        found = self._locate(qname)
+        answer = found is not None and found[1] in found[0].wrappers
+        self._record("wraps", qname, answer)
+        return answer
 
     def param_writes(self, qname: str) -> tuple[list[str], dict[str, Value]] | None:
         found = self._locate(qname)
@@ -353,6 +362,8 @@ def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
     """Ask ``probe`` the lookup ``what:qname`` again (its answer lands in ``probe.consulted``)."""
     if what == "fn":
         probe.function(qname)
+    elif what == "wraps":
+        probe.wraps(qname)
     elif what == "writes":
         probe.param_writes(qname)
     elif what == "class":

@@ -32,15 +32,24 @@ def _all_of(ctx: RuleContext, write: ScalarWrite, cls: DtypeClass) -> bool:
 
 
 def wrap_helper(ctx: RuleContext, write: ScalarWrite) -> str | None:
-    """The module's own wrap helper (``to_i64(p)``: ``p - (1 << 64) if p >= 1 << 63 else p``), where the written
-    tensor is int64 by every creation and the helper is the module-level function at the store: the fix then
-    stores the wrapped value, the form the module already uses for its int64 tables, instead of a new spelling."""
+    """The wrap helper of the module or the project (``to_i64(p)``: ``p - (1 << 64) if p >= 1 << 63 else p``),
+    where the written tensor is int64 by every creation and the helper is, at the store, the module-level
+    function of this module or a name this module imports from another project module that defines one: the
+    fix then stores the wrapped value, the form the project already uses for its int64 tables, instead of a
+    new spelling. The module's own helper first, then its imports in name order."""
     if not _all_of(ctx, write, DtypeClass.SIGNED64):
         return None
     model = ctx.facts.model
+    scope = model.scope_of(write.tensor)
     for helper in ctx.facts.flow.results.wrap_helpers():
-        if model.scope_of(write.tensor).resolve(helper) is model.module_scope:
+        if scope.resolve(helper) is model.module_scope:
             return helper
+    view = model.view
+    if view is None:
+        return None
+    for local, qualified in sorted(model.module_scope.imports.items()):
+        if scope.resolve(local) is model.module_scope and view.wraps(qualified):
+            return local
     return None
 
 

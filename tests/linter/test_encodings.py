@@ -269,6 +269,72 @@ CASES: dict[str, Case] = {
             ("app/main.py", 21): "self.staged.np[i] = t.data_ptr()",
         },
     ),
+    "wrapped_address_from_another_modules_helper_into_a_numpy_uint64_table": Case(
+        # the wrap helper is a project function of another module: a call of it wraps as a local one does
+        files={
+            "app/wrap.py": """
+"""
+            + WRAP,
+            "app/main.py": """
+            import numpy as np
+            import torch
+
+            from .wrap import to_i64
+
+
+            def table(ts):
+                out = np.zeros(len(ts), dtype=np.uint64)
+                for i, t in enumerate(ts):
+                    out[i] = to_i64(t.data_ptr())
+                return out
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                assert [int(v) for v in table(ts)] == [t.data_ptr() for t in ts]
+        """,
+        },
+        fixes={("app/main.py", 10): UINT64},
+        codes={("app/main.py", 10): "PTR009"},
+        texts={("app/main.py", 10): "out[i] = to_i64(t.data_ptr()) & 0xFFFF_FFFF_FFFF_FFFF"},
+    ),
+    "raw_address_stored_beside_a_sibling_wrapped_by_the_projects_helper": Case(
+        # the half-migrated structure again, its wrap helper imported from another module of the project:
+        # the store's fix uses that helper, the name this module already calls it by
+        files={
+            "app/wrap.py": """
+"""
+            + WRAP,
+            "app/main.py": """
+            import intext
+            import torch
+
+            from .wrap import to_i64 as as_signed
+
+
+            class Tables:
+                def __init__(self, n):
+                    self.state_addrs = torch.zeros(n, dtype=torch.int64)
+                    self.slot_addrs = torch.zeros(n, dtype=torch.int64)
+
+                def bind(self, ts):
+                    for i, t in enumerate(ts):
+                        self.state_addrs[i] = as_signed(t.data_ptr())
+                        self.slot_addrs[i] = t.data_ptr()
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                tables = Tables(3)
+                tables.bind(ts)
+                want = [t.data_ptr() for t in ts]
+                assert intext.gather(tables.slot_addrs) == intext.gather(tables.state_addrs) == want
+        """,
+        },
+        fixes={("app/main.py", 10): BITS, ("app/main.py", 15): UINT64},
+        codes={("app/main.py", 15): "PTR005"},
+        texts={("app/main.py", 15): "self.slot_addrs[i] = as_signed(t.data_ptr())"},
+    ),
     # ----- negatives ----------------------------------------------------------------------------
     "wrapped_addresses_into_an_int64_table": Case(
         files={
@@ -308,6 +374,45 @@ CASES: dict[str, Case] = {
                 ts = [torch.zeros(4) for _ in range(3)]
                 a, b = tables(ts)
                 assert a.tolist() == b.tolist() == [t.data_ptr() for t in ts]
+        """
+        },
+        fixes={},
+        broken_before=False,
+    ),
+    "per_platform_pool_filled_through_numpy_aliases": Case(
+        # a descriptor pool whose dtype is int64 on every platform but XPU (an int64 binding reads it), filled
+        # only through numpy aliases with addresses computed in uint64: the slice store keeps each address's
+        # 64 bits on every platform, so no branch can fail and nothing is reported
+        files={
+            "app/main.py": """
+            import intext
+            import numpy as np
+            import torch
+
+
+            def is_xpu():
+                return hasattr(torch, "xpu") and torch.xpu.is_available()
+
+
+            PTR_DTYPE = torch.uint64 if is_xpu() else torch.int64
+
+
+            class Pool:
+                def __init__(self, n):
+                    self.src_ptrs = torch.empty(n, dtype=PTR_DTYPE)
+                    self.src_np = self.src_ptrs.numpy()
+
+                def add(self, first, addresses):
+                    self.src_np[first : first + len(addresses)] = addresses
+
+
+            def scenario():
+                block = torch.zeros(4, 16, dtype=torch.uint8)
+                base = np.uint64(block.data_ptr())
+                slots = np.arange(4)
+                pool = Pool(4)
+                pool.add(0, base + slots.astype(np.uint64) * np.uint64(16))
+                assert intext.gather(pool.src_ptrs) == [block[i].data_ptr() for i in range(4)]
         """
         },
         fixes={},

@@ -107,11 +107,24 @@ def _whole_text_evidence(text: str, config: Config) -> bool:
     prose = ProseMap(lowered)
     if any(evidence.counts(lowered, m.start(), prose) for m in evidence.regex.finditer(lowered)):
         return True
+    # the constants of a wrap into int64 range, in code: a module that may define a wrap helper
+    if any(not prose.is_prose(m.start()) for m in re.finditer(r"(?<!\w)(?:1[ \t]*<<|2[ \t]*\*\*)\s*6[34]\b", text)):
+        return True
     return any(p.fullmatch(ident.strip("_")) for ident in re.findall(r"[A-Za-z_]\w*", text) for p in evidence.custom)
 
 
 EDGE_TEXTS = [
     "x = 1\n",
+    "def f(p):\n    return p - (1 << 64) if p >= 1 << 63 else p\n",
+    "x = 2**64",
+    "x = 2 ** 63 - 1",
+    "x = 11 << 64",
+    "x = 1 << 640",
+    "x = 1 <<\n 64",
+    "# 1 << 64\n",
+    "s = '1 << 63'\n",
+    "1<<63",
+    "a2**64",
     "ptr",
     "xptr",
     "ptrx",

@@ -250,6 +250,41 @@ def test_a_changed_dependency_is_never_answered_from_the_cache(ptrlint, project)
     assert ("pool/tables.py", 23, "PTR001") in second  # Region.at still returns base + offset
 
 
+WRAPPING = {
+    "pkg/__init__.py": "",
+    "pkg/bits.py": """
+        def as_signed(value):
+            return value - (1 << 64) if value >= 1 << 63 else value
+    """,
+    "pkg/tables.py": """
+        import numpy as np
+
+        from .bits import as_signed
+
+
+        def table(tensors):
+            out = np.zeros(len(tensors), dtype=np.uint64)
+            for i, t in enumerate(tensors):
+                out[i] = as_signed(t.data_ptr())
+            return out
+    """,
+}
+
+
+def test_a_wrap_helper_of_another_module_wraps_and_a_changed_one_is_never_answered_from_the_cache(ptrlint, tmp_path):
+    """The helper's module holds no address source, only the wrap's constants: it is summarised, its
+    helper wraps the address a call in another module gives it (PTR009 into uint64), alone and in the
+    whole tree; once the helper no longer wraps, a warm run on the table's file says so."""
+    root = _write(tmp_path, WRAPPING)
+    for args in (("pkg/tables.py",), (".",)):
+        found = _found(ptrlint, root, *args)
+        assert _keys(found) == {("pkg/tables.py", 9, "PTR009")}, found
+    assert ("pkg/tables.py", 9, "PTR009") in _keys(_found_cached(ptrlint, root, "pkg/tables.py"))
+    bits = root / "pkg" / "bits.py"
+    bits.write_text(bits.read_text().replace("value - (1 << 64) if value >= 1 << 63 else value", "value"))
+    assert _keys(_found_cached(ptrlint, root, "pkg/tables.py")) == set()
+
+
 def _found_cached(ptrlint, root: Path, *args: str) -> list[dict]:
     result = ptrlint("--format", "json", *args, cwd=root)
     return json.loads(result.out)

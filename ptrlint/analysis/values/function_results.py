@@ -5,6 +5,7 @@ parameter, and which module-level helpers wrap an address into int64 range."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ..semantic.model import SemanticModel
 from ..semantic.records import FunctionNode, NameKey
@@ -24,14 +25,16 @@ class FunctionResults:
         """(parameter name, argument) pairs of a call to a module function or method."""
         return bind_arguments(function, call, self.model.method_kinds.get(id(function)) in ("instance", "class"))
 
-    def wrap_helpers(self) -> list[str]:
+    def wrap_helpers(self, wanted: Callable[[str], bool] | None = None) -> list[str]:
         """The module-level functions of one parameter that wrap an address into int64 range (``to_i64(p)``
         returns ``p - (1 << 64) if p >= 1 << 63 else p``, or ``ctypes.c_int64(p).value``): asked with a raw
-        address for the parameter, they return a wrapped one. In source order."""
+        address for the parameter, they return a wrapped one. In source order; only the ``wanted`` names."""
         out: list[str] = []
         for key, function in self.model.functions.items():
             args = function.args
             if key.scope != id(self.model.module_scope) or len(args.args) != 1 or args.posonlyargs or args.vararg:
+                continue
+            if wanted is not None and not wanted(function.name):
                 continue
             probe = ast.Call(
                 func=ast.Name(id=function.name, ctx=ast.Load()),

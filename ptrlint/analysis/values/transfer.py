@@ -284,6 +284,16 @@ class Transfer:
             return returned
         if self.view is not None and target is None:
             external = model.types.external_callee(func)
+            if external and args and self.view.wraps(external):  # another module's `to_i64(p)`
+                inner = self.evaluator.value(args[0])
+                if inner is None or not inner.is_pointer or inner.kind is not Kind.SCALAR:
+                    return None
+                helper = external.rpartition(".")[2]
+                return Value(
+                    Kind.SCALAR,
+                    Origin.WRAPPED,
+                    add_evidence(inner.evidence, call, f"reinterpreted as signed by `{helper}()`"),
+                )
             value = self.view.function(external) if external else None
             if value is not None:
                 return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
