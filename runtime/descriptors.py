@@ -30,7 +30,7 @@ from typing import Any
 from ._torch import np, torch
 from .errors import PointerBoundsError, PointerDtypeError, PointerRoundTripError
 from .guard import host_array
-from .regions import MemoryRegions, default_regions
+from .regions import MemoryRegions, default_regions, dtype_name
 from .simulate import active as simulating
 from .simulate import to_real_array
 from .tables import launch_level, register_tensors, to_real_table
@@ -68,9 +68,8 @@ def check_dtypes(src: Any, dst: Any, sizes: Any, name: str) -> None:
     for label, table in (("src_ptrs", src), ("dst_ptrs", dst)):
         dtype = getattr(table, "dtype", None)
         if not isinstance(table, torch.Tensor) or dtype != want:
-            shown = str(dtype).replace("torch.", "") if dtype is not None else type(table).__name__
             raise PointerDtypeError(
-                f"{name} {label} has dtype {shown}, but swap_blocks_batch reads {_meaning(want)} on this platform: "
+                f"{name} {label} has dtype {dtype_name(table)}, but swap_blocks_batch reads {_meaning(want)} on this platform: "
                 "another dtype is rejected by the op or misreads addresses >= 2**63. Create the buffers with the "
                 "platform's dtype and write addresses through a uint64 view (numpy .view(np.uint64))"
             )

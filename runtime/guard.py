@@ -13,7 +13,7 @@ from typing import Any, cast
 from ._torch import np, torch
 from .buffers import CpuGpuBuffer
 from .errors import PointerBoundsError, PointerDtypeError, PointerGuardError, PointerOverlapError, PointerRoundTripError
-from .regions import U64_MAX, MemoryRegions, _dtype_name, default_regions
+from .regions import U64_MAX, MemoryRegions, default_regions, dtype_name
 from .simulate import to_real_array
 
 MAX_ENTRY_BYTES = 1 << 31  # sizes live in int32 buffers
@@ -51,7 +51,7 @@ def assert_pointer_buffer(x: Any, name: str = "pointer buffer") -> None:
     else:
         raise PointerDtypeError(f"{name} must be a torch tensor or numpy array of uint64, got {type(x).__name__}")
     raise PointerDtypeError(
-        f"{name} has dtype {_dtype_name(x)}, but addresses need uint64: signed or narrow buffers overflow, "
+        f"{name} has dtype {dtype_name(x)}, but addresses need uint64: signed or narrow buffers overflow, "
         "wrap negative or truncate for addresses >= 2**63. Create it with dtype=torch.uint64 / np.uint64 "
         "(`ptrlint --fix` rewrites the creation site)."
     )
@@ -305,7 +305,7 @@ def check_address_table(
     dtype = getattr(table, "dtype", None)
     if not isinstance(table, torch.Tensor) or dtype not in _BIT_PATTERN_DTYPES:
         raise PointerDtypeError(
-            f"{name} has dtype {_dtype_name(table)}: an address table must hold 64-bit patterns (uint64, or int64 "
+            f"{name} has dtype {dtype_name(table)}: an address table must hold 64-bit patterns (uint64, or int64 "
             "written through a u64->i64 reinterpretation); narrow or floating tables truncate addresses"
         )
     if table.dim() != 1 or (length is not None and table.shape[0] != length):

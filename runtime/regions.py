@@ -22,7 +22,8 @@ from .simulate import to_real
 U64_MAX = (1 << 64) - 1
 
 
-def _dtype_name(x: Any) -> str:
+def dtype_name(x: Any) -> str:
+    """``int64`` for a tensor or array of that dtype; the type's name for anything without a dtype."""
     return str(getattr(x, "dtype", type(x).__name__)).replace("torch.", "")
 
 
@@ -59,7 +60,7 @@ def _allocation_of(obj: Any) -> tuple[int, int, str, Callable[[], bool]]:
         return (
             to_real(storage.data_ptr()),
             storage.nbytes(),
-            f"{tuple(obj.shape)} {_dtype_name(obj)} on {obj.device}",
+            f"{tuple(obj.shape)} {dtype_name(obj)} on {obj.device}",
             lambda: not ref.expired(),  # type: ignore[no-untyped-call]
         )
     if isinstance(obj, np.ndarray):

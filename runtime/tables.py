@@ -31,7 +31,7 @@ from typing import Any
 from ._torch import torch
 from .errors import PointerDtypeError, PointerGuardError
 from .fused import Target, check_targets, span, tensor_target
-from .regions import MemoryRegions, default_regions
+from .regions import MemoryRegions, default_regions, dtype_name
 from .simulate import active as simulating
 from .simulate import to_real_tensor
 
@@ -60,9 +60,8 @@ def check_table(
     want = _DTYPES[encoding]
     dtype = getattr(table, "dtype", None)
     if not isinstance(table, torch.Tensor) or dtype != want:
-        shown = str(dtype).replace("torch.", "") if dtype is not None else type(table).__name__
         raise PointerDtypeError(
-            f"{name} has dtype {shown}, but its kernel reads {_MEANING[encoding]}: another dtype truncates, "
+            f"{name} has dtype {dtype_name(table)}, but its kernel reads {_MEANING[encoding]}: another dtype truncates, "
             "sign-mangles or misreads addresses >= 2**63"
         )
     count = len(targets) if targets is not None else None
