@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
 
+from ..analysis.consumers.harm import source_of
 from ..analysis.values.lattice import Kind, Origin, Value
 from ..findings import Intent
 from .base import Diagnostic, Invalid, Rule, RuleContext
@@ -121,7 +122,7 @@ argument through it: safe, the op gets the same 64 bits; otherwise there is no a
             f"{'narrow' if sink.narrow else 'signed 64-bit'} integer: {sink.effect}"
         )
         failure = (
-            f"{'addresses' if sink.table else 'an address'} ({_source(value)}) "
+            f"{'addresses' if sink.table else 'an address'} ({source_of(value, first=True)}) "
             f"{'enter' if sink.table else 'enters'} {sink.what}: {sink.effect}"
         )
         if sink.code_node is None or sink.unsigned is None:
@@ -181,15 +182,6 @@ def _reaches(value: Value | None, sink: Sink) -> bool:
     if value.origin is Origin.WRAPPED:
         return sink.narrow
     return value.origin is Origin.NAMED and sink.table and value.table_name
-
-
-def _source(value: Value) -> str:
-    for node, message in reversed(value.evidence):
-        if message.startswith("pointer value"):
-            return f"{message.partition(': ')[2] or message}, line {getattr(node, 'lineno', getattr(node, 'line', 0))}"
-    for node, message in value.evidence:
-        return f"{message}, line {getattr(node, 'lineno', getattr(node, 'line', 0))}"
-    return "traced"
 
 
 # ----- the sinks of one call -------------------------------------------------------------------------

@@ -236,6 +236,10 @@ def test_evidence_names_the_other_module_in_json_sarif_and_text(ptrlint, project
     assert "pool/fill.py" in uris
     text = ptrlint("--no-cache", "--show-evidence", "pool/tables.py", cwd=project).out
     assert "pool/regions.py:" in text and "returned by `region_bases()`" in text
+    # the failure path names the other module's file where the address comes from, not a line of this one
+    tables = _found(ptrlint, project, "pool/tables.py")
+    via_reexport = next(f for f in tables if f["line"] == 11)
+    assert "(`data_ptr()`, pool/regions.py:14)" in via_reexport["failure"], via_reexport["failure"]
 
 
 def test_a_changed_dependency_is_never_answered_from_the_cache(ptrlint, project):

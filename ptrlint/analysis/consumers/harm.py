@@ -143,12 +143,21 @@ class HarmModel(ConsumersPart):
         return f"{who} enters it {entry.how} ({where}): {effect} once the address is >= 2**63"
 
 
-def source_of(value: Value | None) -> str:
-    """Where an address comes from, as its evidence says (the oldest piece first found)."""
+def source_of(value: Value | None, first: bool = False) -> str:
+    """Where an address comes from, as its evidence says (the oldest piece first found), with its place: a line of
+    this module, or the path and line of another. ``first``: failing a pointer value, the newest piece."""
     if value is None:
         return "untraced"
     for node, message in reversed(value.evidence):
         if message.startswith("pointer value"):
-            line = node.line if isinstance(node, Location) else getattr(node, "lineno", 0)
-            return f"{message.partition(': ')[2] or message}, line {line}"
+            return f"{message.partition(': ')[2] or message}, {_place(node)}"
+    if first and value.evidence:
+        node, message = value.evidence[0]
+        return f"{message}, {_place(node)}"
     return "traced"
+
+
+def _place(node: object) -> str:
+    if isinstance(node, Location):  # in another module: say which
+        return f"{display_path(node.path)}:{node.line}"
+    return f"line {getattr(node, 'lineno', 0)}"
