@@ -29,6 +29,7 @@ KNOWN_ADDRESS_ATTRIBUTES = {
 _SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "nbytes", "itemsize", "ndim", "size", "strides"})
 _NOT_A_METHOD = object()  # what method_value says of a method whose name decides nothing
+_NOT_SUMMARISED = object()  # what external_call_value says of a function whose summary says nothing
 _INDEX_FUNCTIONS = frozenset(
     {
         "torch.arange",
@@ -284,19 +285,10 @@ class Transfer:
             return returned
         if self.view is not None and target is None:
             external = model.types.external_callee(func)
-            if external and args and self.view.wraps(external):  # another module's `to_i64(p)`
-                inner = self.evaluator.value(args[0])
-                if inner is None or not inner.is_pointer or inner.kind is not Kind.SCALAR:
-                    return None
-                helper = external.rpartition(".")[2]
-                return Value(
-                    Kind.SCALAR,
-                    Origin.WRAPPED,
-                    add_evidence(inner.evidence, call, f"reinterpreted as signed by `{helper}()`"),
-                )
-            value = self.view.function(external) if external else None
-            if value is not None:
-                return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")  # type: ignore[union-attr]
+            if external:
+                found = self.external_call_value(call, external, args)
+                if found is not _NOT_SUMMARISED:
+                    return found  # type: ignore[return-value]
         if last is not None and self.names.is_getter_name(last) and not any(q.startswith("triton.") for q in qnames):
             # `get_remote_addr()`, `device_buffer_ptr()` (not Triton's `tl.make_block_ptr`, a kernel-side handle)
             kind = Kind.SEQ if self.names.is_table_name(last) else Kind.SCALAR
@@ -316,6 +308,25 @@ class Transfer:
         if target is None and self.apis.foreign(func, qnames):
             return FOREIGN_SCALAR
         return None
+
+    def external_call_value(self, call: ast.Call, external: str, args: list[ast.expr]) -> Value | None | object:
+        """A call of another project module's function: a wrap helper's wrapped address (``to_i64(p)``), or what
+        its summary says it returns; ``_NOT_SUMMARISED`` when the summary says nothing."""
+        assert self.view is not None
+        if args and self.view.wraps(external):
+            inner = self.evaluator.value(args[0])
+            if inner is None or not inner.is_pointer or inner.kind is not Kind.SCALAR:
+                return None
+            helper = external.rpartition(".")[2]
+            return Value(
+                Kind.SCALAR,
+                Origin.WRAPPED,
+                add_evidence(inner.evidence, call, f"reinterpreted as signed by `{helper}()`"),
+            )
+        value = self.view.function(external)
+        if value is None:
+            return _NOT_SUMMARISED
+        return value.with_evidence(call, f"returned by `{external.rpartition('.')[2]}()`")
 
 
 def _together(values: list[Value | None]) -> Value | None:
