@@ -27,15 +27,8 @@ WRAP = """
                 return p - (1 << 64) if p >= 1 << 63 else p
 """
 
-CASES: dict[str, Case] = {
-    "wrapped_address_into_a_numpy_uint64_table": Case(
-        files={
-            "app/main.py": """
-            import numpy as np
-            import torch
-"""
-            + WRAP
-            + """
+# a wrapped address stored into a numpy uint64 table (the wrap helper `to_i64` comes before)
+INTO_A_NUMPY_UINT64 = """
 
             def table(ts):
                 out = np.zeros(len(ts), dtype=np.uint64)
@@ -48,6 +41,48 @@ CASES: dict[str, Case] = {
                 ts = [torch.zeros(4) for _ in range(3)]
                 assert [int(v) for v in table(ts)] == [t.data_ptr() for t in ts]
         """
+
+# a dtype chosen per platform: unsigned on XPU, int64 (for an int64 binding) everywhere else
+PER_PLATFORM = """
+
+            def is_xpu():
+                return hasattr(torch, "xpu") and torch.xpu.is_available()
+
+
+            PTR_DTYPE = torch.uint64 if is_xpu() else torch.int64
+"""
+
+# a half-migrated structure: one int64 table filled through a wrap helper, its sibling still stored raw
+HALF_MIGRATED = """
+
+            class Tables:
+                def __init__(self, n):
+                    self.state_addrs = torch.zeros(n, dtype=torch.int64)
+                    self.slot_addrs = torch.zeros(n, dtype=torch.int64)
+
+                def bind(self, ts):
+                    for i, t in enumerate(ts):
+                        self.state_addrs[i] = {helper}(t.data_ptr())
+                        self.slot_addrs[i] = t.data_ptr()
+
+
+            def scenario():
+                ts = [torch.zeros(4) for _ in range(3)]
+                tables = Tables(3)
+                tables.bind(ts)
+                want = [t.data_ptr() for t in ts]
+                assert intext.gather(tables.slot_addrs) == intext.gather(tables.state_addrs) == want
+        """
+
+CASES: dict[str, Case] = {
+    "wrapped_address_into_a_numpy_uint64_table": Case(
+        files={
+            "app/main.py": """
+            import numpy as np
+            import torch
+"""
+            + WRAP
+            + INTO_A_NUMPY_UINT64
         },
         fixes={("app/main.py", 12): UINT64},
         codes={("app/main.py", 12): "PTR009"},
@@ -171,14 +206,9 @@ CASES: dict[str, Case] = {
             "app/main.py": """
             import intext
             import torch
-
-
-            def is_xpu():
-                return hasattr(torch, "xpu") and torch.xpu.is_available()
-
-
-            PTR_DTYPE = torch.uint64 if is_xpu() else torch.int64
-
+"""
+            + PER_PLATFORM
+            + """
 
             def table(ts):
                 return torch.tensor([t.data_ptr() for t in ts], dtype=PTR_DTYPE)
@@ -201,26 +231,7 @@ CASES: dict[str, Case] = {
             import torch
 """
             + WRAP
-            + """
-
-            class Tables:
-                def __init__(self, n):
-                    self.state_addrs = torch.zeros(n, dtype=torch.int64)
-                    self.slot_addrs = torch.zeros(n, dtype=torch.int64)
-
-                def bind(self, ts):
-                    for i, t in enumerate(ts):
-                        self.state_addrs[i] = to_i64(t.data_ptr())
-                        self.slot_addrs[i] = t.data_ptr()
-
-
-            def scenario():
-                ts = [torch.zeros(4) for _ in range(3)]
-                tables = Tables(3)
-                tables.bind(ts)
-                want = [t.data_ptr() for t in ts]
-                assert intext.gather(tables.slot_addrs) == intext.gather(tables.state_addrs) == want
-        """
+            + HALF_MIGRATED.replace("{helper}", "to_i64")
         },
         fixes={("app/main.py", 12): BITS, ("app/main.py", 17): UINT64},
         codes={("app/main.py", 17): "PTR005"},
@@ -280,19 +291,8 @@ CASES: dict[str, Case] = {
             import torch
 
             from .wrap import to_i64
-
-
-            def table(ts):
-                out = np.zeros(len(ts), dtype=np.uint64)
-                for i, t in enumerate(ts):
-                    out[i] = to_i64(t.data_ptr())
-                return out
-
-
-            def scenario():
-                ts = [torch.zeros(4) for _ in range(3)]
-                assert [int(v) for v in table(ts)] == [t.data_ptr() for t in ts]
-        """,
+"""
+            + INTO_A_NUMPY_UINT64,
         },
         fixes={("app/main.py", 10): UINT64},
         codes={("app/main.py", 10): "PTR009"},
@@ -310,26 +310,8 @@ CASES: dict[str, Case] = {
             import torch
 
             from .wrap import to_i64 as as_signed
-
-
-            class Tables:
-                def __init__(self, n):
-                    self.state_addrs = torch.zeros(n, dtype=torch.int64)
-                    self.slot_addrs = torch.zeros(n, dtype=torch.int64)
-
-                def bind(self, ts):
-                    for i, t in enumerate(ts):
-                        self.state_addrs[i] = as_signed(t.data_ptr())
-                        self.slot_addrs[i] = t.data_ptr()
-
-
-            def scenario():
-                ts = [torch.zeros(4) for _ in range(3)]
-                tables = Tables(3)
-                tables.bind(ts)
-                want = [t.data_ptr() for t in ts]
-                assert intext.gather(tables.slot_addrs) == intext.gather(tables.state_addrs) == want
-        """,
+"""
+            + HALF_MIGRATED.replace("{helper}", "as_signed"),
         },
         fixes={("app/main.py", 10): BITS, ("app/main.py", 15): UINT64},
         codes={("app/main.py", 15): "PTR005"},
@@ -388,14 +370,9 @@ CASES: dict[str, Case] = {
             import intext
             import numpy as np
             import torch
-
-
-            def is_xpu():
-                return hasattr(torch, "xpu") and torch.xpu.is_available()
-
-
-            PTR_DTYPE = torch.uint64 if is_xpu() else torch.int64
-
+"""
+            + PER_PLATFORM
+            + """
 
             class Pool:
                 def __init__(self, n):
