@@ -134,8 +134,7 @@ class HarmModel(ConsumersPart):
         effect = OVERFLOW["numpy" if entry.numpy else creation.library or "torch"]
         if creation.library is None or entry.numpy is None:  # a buffer factory's, or a store not seen here
             effect = "torch or numpy raises"
-        line = entry.node.line if isinstance(entry.node, Location) else getattr(entry.node, "lineno", 0)
-        where = f"{display_path(entry.node.path)}:{line}" if isinstance(entry.node, Location) else f"line {line}"
+        where = _place(entry.node)
         if entry.encoding == "raw":
             who = f"an address ({source_of(entry.value)})"
         else:
