@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = '5b4dd8977b8ec2123cadf21d7985d81a'
+FINGERPRINT = '037b958663416ae19c535ec59f9aae53'
 # --- end of generated entries ---
 
 

@@ -183,7 +183,33 @@ CREATION_CALLS: dict[str, tuple[str, int | None, int | None, bool]] = {
     "numpy.zeros_like": ("numpy", 1, None, False),
     "numpy.empty_like": ("numpy", 1, None, False),
     "numpy.ones_like": ("numpy", 1, None, False),
+    "numpy.arange": ("numpy", 3, 0, False),  # a range from a start (two bounds or more: RANGE_CALLS)
 }
+# Creations whose elements run from their first argument to their second (`np.arange(start, stop, step)`):
+# a creation only with both bounds given (`np.arange(n)` counts from zero: an index, never a table).
+RANGE_CALLS = frozenset({"numpy.arange"})
+# Modules that mirror numpy's array API: their dtypes are numpy's own scalar types and their creation
+# functions take numpy's arguments and convert Python ints by numpy's rules (`cupy.array([p],
+# dtype=cupy.uint64)` raises for a negative `p` exactly as numpy does). A qualified name of one of them
+# that numpy also defines (`cupy.uintp`, `cupy.arange`) is read as numpy's as well (model.qualified_names).
+NUMPY_MIRRORS = frozenset({"cupy"})
+_NUMPY_MIRRORED = frozenset(
+    {
+        *_NUMPY_SIGNED64,
+        *_NUMPY_NARROW,
+        *_NUMPY_UNSIGNED64,
+        "arange",
+        *(q.partition(".")[2] for q in CREATION_CALLS if q.startswith("numpy.") and q != "numpy.fromiter"),
+    }
+)
+
+
+def numpy_twin(qname: str) -> str | None:
+    """numpy's name for a name of a module that mirrors its array API (``cupy.uintp`` -> ``numpy.uintp``)."""
+    module, _, attr = qname.rpartition(".")
+    return f"numpy.{attr}" if module in NUMPY_MIRRORS and attr in _NUMPY_MIRRORED else None
+
+
 # Concrete signed 64-bit dtypes by qualified name: what a bit-preserving `.view(...)` hands on (and a `.dtype`
 # check insists on). numpy's abstract `signedinteger` and its platform-dependent `long` are left out.
 SIGNED64_DTYPES = frozenset(
@@ -358,7 +384,11 @@ UNSAFE_FUNCTIONS = frozenset(
 # share: a creation call (its last name is spelled at the call or in its import, `from torch import
 # zeros as z` included) or a method that copies a tensor's dtype (`t.new_zeros(n)`); a configured
 # buffer factory is added by the prefilter itself.
-CREATION_SITE_WORDS = (*sorted({q.rpartition(".")[2] for q in CREATION_CALLS}), *sorted(NEW_METHODS))
+# (a range holds addresses only when its start is one: a module with none holds no site for one)
+CREATION_SITE_WORDS = (
+    *sorted({q.rpartition(".")[2] for q in CREATION_CALLS if q not in RANGE_CALLS}),
+    *sorted(NEW_METHODS),
+)
 # A numpy scalar cast (`np.int64(p)`) spells its dtype's name.
 NUMPY_SCALAR_CAST_WORDS = tuple(sorted(q.rpartition(".")[2] for q in NUMPY_SCALAR_CASTS))
 

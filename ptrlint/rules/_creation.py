@@ -340,9 +340,9 @@ def _where(value: Value) -> str:
 
 
 def _python_data(ctx: RuleContext, creation: Creation) -> bool:
-    """Whether the creation itself takes pointer values (its data or fill)."""
-    for part in (creation.data, creation.fill):
-        value = ctx.facts.value(part) if part is not None else None
+    """Whether the creation itself takes pointer values (its data, fill or range end)."""
+    for part in creation.parts:
+        value = ctx.facts.value(part)
         if value is not None and value.is_pointer:
             return True
     return False

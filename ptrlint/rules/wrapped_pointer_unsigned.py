@@ -24,12 +24,15 @@ class WrappedPointerUnsigned(Rule):
     doc = """
 ## What it does
 Flags an address that was wrapped into int64 range on purpose (`p - (1 << 64) if p >= 1 << 63 else p`,
-`ctypes.c_int64(p).value`, a module helper that does either, `.view(torch.int64)` read back) and then
-meets an unsigned 64-bit container:
+`ctypes.c_int64(p).value`, a module helper that does either, `.view(torch.int64)` read back) or that a
+library hands out signed (CuPy's memory pointers: `a.data.ptr` is an `intptr_t`) and then meets an
+unsigned 64-bit container:
 - an element store or `fill_` into a uint64 numpy array (`ptrs[i] = wrap(p)`), a uint64 tensor's numpy
   view, or a uint64 torch tensor;
 - the data of a uint64 creation (`torch.tensor([wrap(p)], dtype=torch.uint64)`,
   `np.array(..., dtype=np.uint64)`);
+- the start of a uint64 range (`cupy.arange(a.data.ptr, end, step, dtype=cupy.uintp)`, the batched
+  pointer table of a CuPy solver);
 - `np.uint64(wrap(p))`.
 
 ## Why is this bad?
@@ -55,7 +58,7 @@ table[i] = to_i64(t.data_ptr()) & 0xFFFF_FFFF_FFFF_FFFF  # or store t.data_ptr()
 ## Fix safety
 The stored value is masked to 64 bits (`v & 0xFFFF_FFFF_FFFF_FFFF`): the raw address again, the same
 bits the wrapped value stands for, and non-negative. Values that were never wrapped are unchanged by
-the mask. A torch element store gets the masked value as a uint64 scalar tensor
+the mask. A range's end is masked with its start, so that the range keeps its length. A torch element store gets the masked value as a uint64 scalar tensor
 (`buf[i] = torch.tensor(v & 0xFFFF_FFFF_FFFF_FFFF, dtype=torch.uint64)`): a raw Python int would
 raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every release. Always safe.
 
@@ -107,13 +110,24 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
             info = classify_dtype(ctx, creation)
             if info is None or info.cls is not DtypeClass.UNSIGNED64 or creation.in_raises:
                 continue
-            for part in (creation.data, creation.fill):
-                for leaf in _wrapped_leaves(ctx, part):
-                    effect = (
-                        "`torch.tensor` raises for a negative value with dtype=torch.uint64"
-                        if creation.library == "torch"
-                        else "numpy raises `OverflowError` for a negative value"
+            effect = (
+                "`torch.tensor` raises for a negative value with dtype=torch.uint64"
+                if creation.library == "torch"
+                else "numpy raises `OverflowError` for a negative value"
+            )
+            if creation.stop is not None and creation.data is not None:  # a range: both bounds masked, or none
+                if _wrapped_int(ctx.facts.value(creation.data)):
+                    yield self._diagnostic(
+                        ctx,
+                        creation.data,
+                        ctx.facts.value(creation.data),
+                        "the start of an unsigned 64-bit range",
+                        effect,
+                        also=creation.stop,
                     )
+                continue
+            for part in creation.parts:
+                for leaf in _wrapped_leaves(ctx, part):
                     yield self._diagnostic(
                         ctx, leaf, ctx.facts.value(leaf), "in the data of an unsigned 64-bit creation", effect
                     )
@@ -135,8 +149,15 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
 
     @staticmethod
     def _diagnostic(
-        ctx: RuleContext, node: ast.expr, value: Value | None, where: str, effect: str, torch_alias: str | None = None
+        ctx: RuleContext,
+        node: ast.expr,
+        value: Value | None,
+        where: str,
+        effect: str,
+        torch_alias: str | None = None,
+        also: ast.expr | None = None,
     ) -> Diagnostic:
+        """``also``: a range's end, masked with its start (the range keeps its length)."""
         message = (
             f"address wrapped into signed range {where}: it is negative once the address is >= 2**63, and "
             f"{effect}; store the raw address (mask it: `& 0xFFFF_FFFF_FFFF_FFFF`)"
@@ -145,7 +166,9 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
         start, end = ctx.span(node)
 
         def intents() -> list[Intent]:
-            return [Intent(start, end, "mask_uint64", f"{MASK};{torch_alias}" if torch_alias else MASK)]
+            payload = f"{MASK};{torch_alias}" if torch_alias else MASK
+            spans = [(start, end), *([ctx.span(also)] if also is not None else [])]
+            return [Intent(s, e, "mask_uint64", payload) for s, e in spans]
 
         title = "Mask the value to 64 bits (the raw address)"
         if torch_alias:  # a raw Python int in a torch element store raises before torch 2.14.1: store a tensor

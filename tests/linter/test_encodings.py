@@ -74,7 +74,88 @@ HALF_MIGRATED = """
                 assert intext.gather(tables.slot_addrs) == intext.gather(tables.state_addrs) == want
         """
 
+# a stand-in for CuPy outside the project: numpy's dtypes and conversions, a device array over a torch tensor
+# whose memory pointer holds the address as CuPy declares it (`intptr_t`: negative from 2**63 on)
+CUPY = {
+    "cupy.py": """
+        import numpy
+        from numpy import int64, uint64, uintp
+
+
+        class MemoryPointer:
+            def __init__(self, address):
+                self.ptr = address - (1 << 64) if address >= 1 << 63 else address
+
+
+        class ndarray:
+            def __init__(self, tensor):
+                self.tensor = tensor
+                self.data = MemoryPointer(tensor.data_ptr())
+                self.itemsize = tensor.element_size()
+
+
+        def arange(start, stop, step, dtype=None):
+            size = max(0, -(-(stop - start) // step))
+            first, stride = numpy.dtype(dtype).type(start), numpy.dtype(dtype).type(step)
+            return numpy.array([int(first) + i * int(stride) for i in range(size)], dtype=dtype)
+    """
+}
+
+# the batched pointer tables of a CuPy solver: one range of addresses from the first matrix's, by its stride
+CUPY_RANGE = """
+            import cupy
+            import numpy as np
+            import torch
+
+
+            def batch_pointers(a, batch, step):
+                start = a.data.ptr
+                return cupy.arange(start, start + step * batch, step, dtype={dtype})
+
+
+            def scenario():
+                t = torch.zeros(3, 4)
+                table = batch_pointers(cupy.ndarray(t), 3, 16)
+                assert [int(v) % 2**64 for v in table] == [t.data_ptr() + 16 * i for i in range(3)]
+        """
+
 CASES: dict[str, Case] = {
+    "wrapped_cupy_address_range_into_an_unsigned_table": Case(
+        files={"app/main.py": CUPY_RANGE.format(dtype="cupy.uintp")},
+        fixes={("app/main.py", 8): UINT64},
+        codes={("app/main.py", 8): "PTR009"},
+        texts={
+            ("app/main.py", 8): "return cupy.arange(start & 0xFFFF_FFFF_FFFF_FFFF, "
+            "(start + step * batch) & 0xFFFF_FFFF_FFFF_FFFF, step, dtype=cupy.uintp)"
+        },
+        external=CUPY,
+    ),
+    "wrapped_cupy_address_range_into_a_signed_table": Case(
+        files={"app/main.py": CUPY_RANGE.format(dtype="np.int64")},
+        fixes={},
+        broken_before=False,
+        external=CUPY,
+    ),
+    "raw_address_range_into_a_numpy_int64_table": Case(
+        files={
+            "app/main.py": """
+            import numpy as np
+            import torch
+
+
+            def element_pointers(t):
+                base = t.data_ptr()
+                step = t.stride(0) * t.element_size()
+                return np.arange(base, base + step * t.shape[0], step, dtype=np.int64)
+
+
+            def scenario():
+                t = torch.zeros(3, 4)
+                assert [int(v) % 2**64 for v in element_pointers(t)] == [t.data_ptr() + 16 * i for i in range(3)]
+        """
+        },
+        fixes={("app/main.py", 8): UINT64},
+    ),
     "wrapped_address_into_a_numpy_uint64_table": Case(
         files={
             "app/main.py": """

@@ -97,6 +97,7 @@ class Case:
     unsafe_breaks: bool = False  # applying the unsafe fixes too would break the program
     codes: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, line) -> code, where not PTR001
     texts: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, line) -> the fixed line, stripped
+    external: dict[str, str] = field(default_factory=dict)  # modules outside the project (importable, not linted)
 
 
 CASES: dict[str, Case] = {
@@ -396,6 +397,8 @@ def project(tmp_path: Path, case: Case) -> Path:
     (root / "pyproject.toml").write_text("[project]\nname = 'app'\n")
     (tmp_path / "ext").mkdir()
     (tmp_path / "ext" / "intext.py").write_text(EXTENSION)
+    for name, text in case.external.items():
+        (tmp_path / "ext" / name).write_text(textwrap.dedent(text).lstrip())
     return root
 
 

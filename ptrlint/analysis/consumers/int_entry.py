@@ -28,7 +28,11 @@ class PythonInts(ConsumersPart):
     def python_int_entry(self, creation: Creation) -> Entry | None:
         """The first place a Python int (not a tensor's bits) enters the creation's buffer, or None."""
         facts = self.facts
-        for part, how in ((creation.data, "at creation"), (creation.fill, "as the fill value at creation")):
+        for part, how in (
+            (creation.data, "at creation"),
+            (creation.fill, "as the fill value at creation"),
+            (creation.stop, "as the range's end at creation"),
+        ):
             if part is not None and self.may_hold_python_ints(part):
                 return Entry(part, how, facts.value(part))
         for root in self.search.written(creation):
@@ -137,9 +141,7 @@ class PythonInts(ConsumersPart):
         count too (they reach the unsigned table of a plain uint64 fix; a bit-preserving fix hands
         them an int64 table, but its unsigned numpy views take them as well)."""
         parts = [
-            p
-            for p in (creation.data, creation.fill)
-            if p is not None and (self.may_hold_python_ints(p) or isinstance(p, ast.UnaryOp))
+            p for p in creation.parts if (self.may_hold_python_ints(p) or isinstance(p, ast.UnaryOp))
         ]  # `torch.full(n, -1, ...)`
         if stores:
             for root in self.search.written(creation):

@@ -14,6 +14,7 @@ from ...names import (
     FILL_VALUE_INDEX,
     NEW_METHODS,
     NUMPY_SCALAR_CASTS,
+    RANGE_CALLS,
     DtypeClass,
     classify_qualified_dtype,
     classify_string_dtype,
@@ -80,8 +81,11 @@ class CallClassifier:
         )
         if spec is None and not is_factory and not new_method:
             return False
-        dtype_kw = keyword(node, "dtype")
         args = positional(node)
+        ranged = qname in RANGE_CALLS
+        if ranged and (len(args) < 2 or any(isinstance(a, ast.Starred) for a in args[:2])):
+            return False  # `np.arange(n)`: counts from zero, an index
+        dtype_kw = keyword(node, "dtype")
         dtype: ast.expr | None = dtype_kw.value if dtype_kw is not None else None
         kwargs = [kw.value for kw in node.keywords if kw.arg is None]
         dtype_kwargs: ast.Name | None = None
@@ -126,6 +130,7 @@ class CallClassifier:
             like_source=like,
             in_raises=raising,
             dtype_kwargs=dtype_kwargs,
+            stop=args[1] if ranged else None,
         )
         self.model.creations.append(creation)
         self.model.creation_by_id[id(node)] = creation

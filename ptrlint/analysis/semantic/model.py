@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable, TypeVar, cast
 
-from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES
+from ...names import PASSTHROUGH_METHODS, VIEW_ATTRIBUTES, numpy_twin
 from ..boundary import ModuleContext
 from ..options import AnalysisOptions
 from .records import (
@@ -139,7 +139,9 @@ class SemanticModel:
             return (
                 {".".join([q, *reversed(parts)]) for q in self.qualified_names(alias)} if alias is not node else set()
             )
-        return {".".join([base, *reversed(parts)])}
+        qname = ".".join([base, *reversed(parts)])
+        twin = numpy_twin(qname)  # `cupy.uintp` is numpy's `uintp`: cupy mirrors numpy's array API
+        return {qname, twin} if twin is not None else {qname}
 
     def name_key(self, node: ast.Name) -> NameKey | PendingNameKey:
         # One key object per read scope and name, built once: the model asks for hundreds of thousands

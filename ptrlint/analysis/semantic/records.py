@@ -134,6 +134,12 @@ class Creation:
     substitutes: bool = False  # the factory puts a signed dtype in place of an unsigned one asked for
     view_library: str | None = None  # a factory that hands on its numpy array as a torch tensor: "torch"
     dtype_kwargs: ast.Name | None = None  # `f(x, **opts)` where `opts = dict(dtype=...)`: the name passed with `**`
+    stop: ast.expr | None = None  # a range (`np.arange(start, stop, step)`): its data is the start, this the end
+
+    @property
+    def parts(self) -> tuple[ast.expr, ...]:
+        """The values the buffer is made of: its data, its fill value, and a range's end."""
+        return tuple(p for p in (self.data, self.fill, self.stop) if p is not None)
 
     @property
     def key(self) -> CreationKey:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 
 from ...addresses import (
+    ADDRESS_ATTRIBUTES,
+    CTYPES_POINTER_ATTRIBUTES,
     CUPY_MEMORY_CALLS,
     POINTER_OBJECTS,
     QUALIFIED_ADDRESS_FUNCTIONS,
@@ -84,6 +86,25 @@ class AddressAPIs:
         return key is not None and any(
             b.how == "expr" and self.cupy_memory(b.expr, depth + 1) for b in self.model.bindings.get(key, [])
         )
+
+    def attribute(self, expr: ast.Attribute) -> Value | None:
+        """An attribute of the address catalogue (``a.ctypes.data``, ``h.buffer_ptrs``, CuPy's ``.ptr``), or None."""
+        attr, base = expr.attr, expr.value
+        if attr == "data" and isinstance(base, ast.Attribute) and base.attr == "ctypes":
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.ctypes.data`"),))
+        if attr in ADDRESS_ATTRIBUTES:
+            kind = Kind.SEQ if ADDRESS_ATTRIBUTES[attr] == "seq" else Kind.SCALAR
+            return Value(kind, Origin.RAW, ((expr, f"pointer values: `.{attr}`"),))
+        if attr == "ptr" and self.cupy_memory(base, 0):
+            # CuPy declares it `intptr_t`: the address's bits as a signed int, negative from 2**63 on
+            return Value(
+                Kind.SCALAR,
+                Origin.WRAPPED,
+                ((expr, "signed address: `.ptr` of a CuPy memory pointer (an `intptr_t`)"),),
+            )
+        if attr == "value" and isinstance(base, ast.Attribute) and base.attr in CTYPES_POINTER_ATTRIBUTES:
+            return Value(Kind.SCALAR, Origin.RAW, ((expr, f"pointer value: `.{base.attr}.value`"),))
+        return None
 
     def call(self, call: ast.Call, qnames: set[str], last: str | None) -> Value | None:
         """A call of the address catalogue (ptrlint/addresses.py), or None."""

@@ -133,10 +133,9 @@ class Flow:
             yield from self.call_writes(key)
             creation = model.creation_by_id.get(key.call) if isinstance(key, CreationKey) else None
             if creation is not None:
-                for part in (creation.data, creation.fill):
-                    if part is not None:
-                        value = self.evaluator.value(part)
-                        yield (value.as_kind(Kind.SEQ) if value is not None else None), True
+                for part in creation.parts:
+                    value = self.evaluator.value(part)
+                    yield (value.as_kind(Kind.SEQ) if value is not None else None), True
                 for location in self.locations.get(creation.key, []):  # written through the names it was stored in
                     yield from self.contributions(location, writes_only=True)
             if isinstance(key, MemberKey) and self.view is not None:

@@ -16,8 +16,10 @@ from .tensors import TensorKinds
 def name_evidence(model: SemanticModel, tensors: TensorKinds, creation: Creation) -> Value | None:
     """What the names say: the creation's target, its data argument, or the field it fills."""
     names = model.options.names
-    if id(creation.call) in model.narrowed or creation.like_source is not None:
-        return None  # converted at once to a narrow dtype: data; `*_like` copies need real evidence
+    if id(creation.call) in model.narrowed or creation.like_source is not None or creation.stop is not None:
+        # converted at once to a narrow dtype: data; `*_like` copies need real evidence; a range holds what
+        # its start does (`np.arange(base, end, step)`), whatever it is called
+        return None
     data = creation.data
     if data is not None and isinstance(data, ast.Constant):
         return None  # `torch.tensor(0)`: a scalar argument, not a table

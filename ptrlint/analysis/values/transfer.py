@@ -8,8 +8,6 @@ import ast
 from dataclasses import replace
 
 from ...addresses import (
-    ADDRESS_ATTRIBUTES,
-    CTYPES_POINTER_ATTRIBUTES,
     POINTER_METHODS,
     is_allocation_name,
     tuple_address_position,
@@ -23,9 +21,6 @@ from .fixpoint import Evaluator
 from .flow import Flow
 from .lattice import FOREIGN_SCALAR, INDEX_ARRAY, INDEX_SCALAR, INDEX_SEQ, Kind, Origin, Value, add_evidence, strongest
 
-KNOWN_ADDRESS_ATTRIBUTES = {
-    name: Kind.SEQ if kind == "seq" else Kind.SCALAR for name, kind in ADDRESS_ATTRIBUTES.items()
-}
 _SIZE_METHODS = frozenset({"numel", "element_size", "stride", "size", "dim", "nelement", "bit_length", "get_device"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "nbytes", "itemsize", "ndim", "size", "strides"})
 _NOT_A_METHOD = object()  # what method_value says of a method whose name decides nothing
@@ -111,8 +106,9 @@ class Transfer:
         model = self.model
         attr = expr.attr
         base = expr.value
-        if attr == "data" and isinstance(base, ast.Attribute) and base.attr == "ctypes":
-            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.ctypes.data`"),))
+        catalogued = self.apis.attribute(expr)
+        if catalogued is not None:
+            return catalogued
         if attr == "value" and isinstance(base, ast.Call):
             qnames = model.qualified_names(base.func)
             if "ctypes.cast" in qnames:
@@ -125,14 +121,11 @@ class Transfer:
                     )
             if any(q.startswith("ctypes.c_") for q in qnames) and base.args:
                 return self.evaluator.value(base.args[0])
-        if attr == "data_ptr":  # read as a value, not called: a property that returns the address
-            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.data_ptr` (a property)"),))
-        if attr in KNOWN_ADDRESS_ATTRIBUTES:
-            return Value(KNOWN_ADDRESS_ATTRIBUTES[attr], Origin.RAW, ((expr, f"pointer values: `.{attr}`"),))
-        if attr == "ptr" and self.apis.cupy_memory(base, 0):
-            return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.ptr` of a CuPy memory pointer"),))
-        if attr == "value" and isinstance(base, ast.Attribute) and base.attr in CTYPES_POINTER_ATTRIBUTES:
-            return Value(Kind.SCALAR, Origin.RAW, ((expr, f"pointer value: `.{base.attr}.value`"),))
+        if attr == "data_ptr":  # read as a value, not called: a property that returns the address,
+            key = model.key_of(expr)  # unless the module assigns the attribute (`self.data_ptr = lib.create()`)
+            if key is None or not model.bindings.get(key):
+                return Value(Kind.SCALAR, Origin.RAW, ((expr, "pointer value: `.data_ptr` (a property)"),))
+            return self.flow.key_value(key)
         if attr in _SIZE_ATTRIBUTES:
             return INDEX_SEQ if attr in ("shape", "strides") else INDEX_SCALAR
         if attr in VIEW_ATTRIBUTES:
@@ -272,11 +265,14 @@ class Transfer:
         if qnames & {"torch.cat", "torch.stack", "numpy.concatenate", "numpy.stack"} and args:
             inner = self.evaluator.value(args[0])
             return inner.as_kind(Kind.SEQ) if inner is not None else None
+        creation = model.creation_by_id.get(id(call))
+        if creation is not None and creation.stop is not None:  # `np.arange(base, end, step)`: what its start holds
+            held = self.flow.holding(creation)
+            return held if held is not None and held.origin is not Origin.INDEX else INDEX_ARRAY
         if qnames & _INDEX_FUNCTIONS:
             if "builtins.len" in qnames:
                 return INDEX_SCALAR
             return INDEX_SEQ if "builtins.range" in qnames else INDEX_ARRAY
-        creation = model.creation_by_id.get(id(call))
         if creation is not None:
             return self.flow.holding(creation)
         target = model.types.function_called(func)
