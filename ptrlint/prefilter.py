@@ -299,7 +299,9 @@ def prefilter(text: str, config: Config, codes: frozenset[str] | None = None) ->
     (``1 << 63``, ``2**64``) are evidence too, since a module that spells one may define the wrap helper
     other modules call. Sites: the words and methods each rule
     declares (``Rule.site_words``, ``Rule.site_methods``, gathered in ptrlint/catalog.py) and the
-    configured buffer factories; see the site regex of tests/linter/test_prefilter.py.
+    configured buffer factories; see the site regex of tests/linter/test_prefilter.py. (With the
+    project index a module with evidence is analysed whatever its words: an argument of a compiled
+    function whose Cython declaration the project holds is a site no word marks; PTR008.)
     """
     evidence, sites = _prefilter_parts(config, codes)
     prose = _Prose(text)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .consumers.uses import Path, Use
+    from .cython import Declaration
     from .options import AnalysisOptions
     from .semantic.records import FactorySignature
     from .values.lattice import Value
@@ -53,6 +54,9 @@ class ProjectLookup(Protocol):
 
     def factory(self, qname: str, options: AnalysisOptions) -> FactorySignature | None:
         """The buffer-factory signature of the function ``qname``, if it is one."""
+
+    def declaration(self, qname: str) -> Declaration | None:
+        """The Cython declaration of ``qname``, a function of a compiled module the project declares (``lib.pxd``)."""
 
     def patched(self, qname: str) -> str | None:
         """The project function some module puts in the place of ``qname`` (``torch.empty = _empty``)."""

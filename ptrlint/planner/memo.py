@@ -6,8 +6,8 @@ a second on torch). Yet when no file of the project has changed since a run that
 file, with the same settings and the same ptrlint, that run's findings are the answer. The memo
 keeps, per settings, what the last index runs found for each file they linted, with the state of the
 project they saw: the modification time of every folder under each project root (a file added,
-removed or renamed changes its folder's) and the ``stat`` signature of every Python file there and
-of every other file the run read. A run whose files all have findings in the memo, and whose project
+removed or renamed changes its folder's) and the ``stat`` signature of every Python file (and Cython
+declaration) there and of every other file the run read. A run whose files all have findings in the memo, and whose project
 stat()s the same, is answered from it (about 0.05 s of stat calls on torch's 2,300 files); any
 change, and the run plans as before, and records again.
 
@@ -35,12 +35,14 @@ from .manifest import SETTLE_NS
 
 MEMO_FORMAT = 1
 _SKIPPED_FOLDERS = ("__pycache__",)  # written by Python when the project runs: never a module
+# the files a run may read: Python modules and stubs, and the Cython declarations of compiled ones (PTR008)
+WATCHED_SUFFIXES = (".py", ".pyi", ".pxd", ".pyx")
 
 
 def project_state(roots: Iterable[str], extra: Iterable[str]) -> dict[str, list[int]]:
     """What the memo compares: ``folder/`` -> [mtime_ns] for every folder under the roots (hidden and
-    ``__pycache__`` folders left out), file -> [mtime_ns, size, inode] for every ``.py``/``.pyi`` file
-    in them and for every file of ``extra`` (files read outside the roots)."""
+    ``__pycache__`` folders left out), file -> [mtime_ns, size, inode] for every file of
+    ``WATCHED_SUFFIXES`` in them and for every file of ``extra`` (files read outside the roots)."""
     state: dict[str, list[int]] = {}
 
     def walk(folder: str) -> None:
@@ -53,7 +55,7 @@ def project_state(roots: Iterable[str], extra: Iterable[str]) -> dict[str, list[
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith(".") and entry.name not in _SKIPPED_FOLDERS:
                     walk(entry.path)
-            elif entry.name.endswith((".py", ".pyi")):
+            elif entry.name.endswith(WATCHED_SUFFIXES):
                 try:
                     st = entry.stat()
                 except OSError:

@@ -8,6 +8,7 @@ it is the same whether ptrlint was given the whole tree or one file of it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -107,6 +108,17 @@ def module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
     own package resolves (see :func:`search_bases`), the other distributions are third-party.
     """
     rel = module.replace(".", os.sep)  # a dotted name of identifiers: no empty parts
+    for folder in search_folders(module, bases):
+        stem = os.path.join(folder, rel)
+        for candidate in (stem + ".py", stem + os.sep + "__init__.py"):
+            if _is_file(candidate):
+                return Path(candidate)
+    return None
+
+
+def search_folders(module: str, bases: tuple[Path, ...], suffixes: tuple[str, ...] = (".py",)) -> Iterator[str]:
+    """The folders of ``bases`` that may hold ``module``: those whose listing has its top package (or its
+    top module, a file with one of ``suffixes``)."""
     top = module.partition(".")[0]
     for base in bases:
         if base.name.startswith("+"):  # a site-packages folder restricted to one top-level package
@@ -116,13 +128,9 @@ def module_file(module: str, bases: tuple[Path, ...]) -> Path | None:
                 continue
         folder = str(base)
         names = _listing(folder)
-        if names is not None and top not in names and top + ".py" not in names:
+        if names is not None and top not in names and not any(top + s in names for s in suffixes):
             continue  # another distribution's module (most lookups): one set lookup
-        stem = os.path.join(folder, rel)
-        for candidate in (stem + ".py", stem + os.sep + "__init__.py"):
-            if _is_file(candidate):
-                return Path(candidate)
-    return None
+        yield folder
 
 
 @lru_cache(maxsize=65536)

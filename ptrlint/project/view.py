@@ -15,9 +15,11 @@ from pathlib import Path
 
 from ..analysis.consumers.uses import Path as TablePath
 from ..analysis.consumers.uses import Use, parse_path, path_text
+from ..analysis.cython import Declaration
 from ..analysis.semantic.records import FactorySignature
 from ..analysis.values.lattice import Location, Value
 from .consumers import ProjectConsumers
+from .declarations import declaration
 from .layout import module_file, namespace_file
 from .summary import ModuleSummary, ValueSummary
 
@@ -288,6 +290,13 @@ class ProjectView:
         self._record("factory", qname, answer.to_json() if answer is not None else None)
         return answer
 
+    def declaration(self, qname: str) -> Declaration | None:
+        """The Cython declaration of ``qname``, a function of a compiled module whose ``.pxd``/``.pyx`` the
+        project ships (read from its file)."""
+        answer = declaration(qname, self.bases)
+        self._record("declared", qname, answer.to_json() if answer is not None else None)
+        return answer
+
     def patched(self, qname: str) -> str | None:
         """The project function a module puts in the place of ``qname`` (``torch.empty = _empty``)."""
         answer = self.patches.get(qname)
@@ -312,7 +321,7 @@ def _fingerprint(uses: list[Use] | None) -> list[list[str | int]] | None:
 
 # Lookups whose answers read only files on disk (the consumers of a table, a factory's signature),
 # never summaries: within one run they cannot change.
-_FILE_LOOKUPS = ("consumers[", "pconsumers[", "aconsumers[", "nconsumers[", "factory")
+_FILE_LOOKUPS = ("consumers[", "pconsumers[", "aconsumers[", "nconsumers[", "factory", "declared")
 
 
 def consulted_changed(
@@ -375,6 +384,8 @@ def _ask(probe: ProjectView, what: str, qname: str, view: ProjectView) -> None:
         probe.attribute(cls, attr)
     elif what == "name":
         probe.name(qname)
+    elif what == "declared":
+        probe.declaration(qname)
     elif what.startswith("consumers[") and view.options is not None:
         probe.result_consumers(qname, parse_path(what[len("consumers[") : -1]), view.options)
     elif what.startswith("aconsumers[") and view.options is not None:

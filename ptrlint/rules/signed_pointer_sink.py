@@ -9,9 +9,13 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..analysis.consumers.harm import source_of
+from ..analysis.values.address_apis import KNOWN_LIBRARIES
 from ..analysis.values.lattice import Kind, Origin, Value
+from ..discovery import display_path
 from ..findings import Intent
+from ._op_schemas import op_schemas
 from .base import Diagnostic, Invalid, Rule, RuleContext
+from .wrapped_pointer_unsigned import MASK
 
 # array.array and struct type codes (native sizes on a 64-bit Linux or macOS host): what each does with
 # an address. Signed 64-bit codes raise for an address >= 2**63 and take a wrapped value; narrower
@@ -19,7 +23,6 @@ from .base import Diagnostic, Invalid, Rule, RuleContext
 SIGNED64_CODES = {"q": "Q", "l": "L", "n": "N"}  # -> the unsigned code of the same width
 NARROW_CODES = frozenset("bBhHiIefd")
 _STRUCT_TOKEN = re.compile(r"(\d*)([xcbB?hHiIlLqQnNefdspP])")
-INT64_SCHEMA_TYPES = re.compile(r"^(?:int|SymInt)(?:\[\d*\])?\??$")
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Sink:
     code_offset: int = 0  # the code's index in that string
     unsigned: str | None = None  # the unsigned code of the same width
     op: bool = False  # an argument of a custom op (int64 by design: the address goes in wrapped)
+    rejects_negative: bool = False  # an unsigned parameter: a wrapped address raises, a raw one passes
 
 
 class SignedPointerSink(Rule):
@@ -54,13 +58,18 @@ integer before anything else happens:
 - `tvm_ffi.Shape(ptrs)` (int64 inside);
 - an integer argument of a torch custom op: `torch.ops.ns.op(p)` (an `int`, `SymInt` or `int[]` in
   its schema, or any integer argument where the schema is not in the project), and a
-  `torch.library.custom_op` function's parameter annotated `int`.
+  `torch.library.custom_op` function's parameter annotated `int`;
+- an argument of a compiled function whose Cython declaration the project ships (`lib.pxd` or
+  `lib.pyx` beside the extension): a raw address into a parameter declared `intptr_t`, `int64_t`,
+  `Py_ssize_t` or `long` (or a narrower C integer), and a wrapped one (negative from 2**63 on, CuPy's
+  `.data.ptr`) into one declared `size_t`, `uintptr_t` or `uint64_t`.
 
 ## Why is this bad?
 Each of these raises for an address >= 2**63 (Intel XPU, some ROCm and unified-memory setups):
 `OverflowError` from `array.array`, `struct.error: argument out of range` from `struct`,
 `ValueError` from `tvm_ffi.Shape`, `RuntimeError: ... Expected a value of type 'int'` from a custom op,
-before the op runs. Narrow codes cut every address above their range.
+before the op runs; Cython raises `OverflowError` converting the argument before the compiled
+function's body runs. Narrow codes cut every address above their range.
 
 ## Example
 ```python
@@ -79,7 +88,9 @@ is a non-negative address; a value that may be negative (wrapped, or untraced) m
 Arguments of custom ops and `tvm_ffi.Shape` take int64 by design: pass the address wrapped into
 int64 range (`p - (1 << 64) if p >= 1 << 63 else p`). Where the module has its own wrap helper (a
 function of one parameter that returns it wrapped, `_to_i64_ptr(p)`), the fix passes a scalar op
-argument through it: safe, the op gets the same 64 bits; otherwise there is no automatic fix.
+argument through it: safe, the op gets the same 64 bits; otherwise there is no automatic fix. The
+same holds for a Cython parameter declared signed. A wrapped address into an unsigned Cython parameter
+is masked to 64 bits (`v & 0xFFFF_FFFF_FFFF_FFFF`: the raw address, the same bits): always safe.
 
 ## Options
 - `pointer-functions` (see PTR001): more calls whose results are addresses.
@@ -117,14 +128,23 @@ argument through it: safe, the op gets the same 64 bits; otherwise there is no a
 
     @staticmethod
     def _diagnostic(ctx: RuleContext, sink: Sink, value: Value) -> Diagnostic:
-        message = (
-            f"pointer value passed to {sink.what}, which stores it as a "
-            f"{'narrow' if sink.narrow else 'signed 64-bit'} integer: {sink.effect}"
-        )
+        stored = "an unsigned" if sink.rejects_negative else "a narrow" if sink.narrow else "a signed 64-bit"
+        message = f"pointer value passed to {sink.what}, which stores it as {stored} integer: {sink.effect}"
         failure = (
             f"{'addresses' if sink.table else 'an address'} ({source_of(value, first=True)}) "
             f"{'enter' if sink.table else 'enters'} {sink.what}: {sink.effect}"
         )
+        if sink.rejects_negative:  # a wrapped address: its 64 bits, read unsigned, are the raw address again
+            start, end = ctx.span(sink.arg)
+            return Diagnostic(
+                ctx.span(sink.call.func),
+                message.replace("pointer value", "wrapped (signed) pointer value", 1),
+                lambda: [Intent(start, end, "mask_uint64", MASK)],
+                True,
+                "Mask the value to 64 bits (the raw address)",
+                value.evidence,
+                failure=failure,
+            )
         if sink.code_node is None or sink.unsigned is None:
             helpers = ctx.facts.flow.results.wrap_helpers() if sink.op and not sink.table else []
             if helpers:  # the module's own way to hand an address to int64 code: use it
@@ -177,6 +197,8 @@ def _reaches(value: Value | None, sink: Sink) -> bool:
         return False  # a tensor or array passes its bits, not Python ints
     if not sink.table and (value.kind is not Kind.SCALAR or not value.python_int):
         return False
+    if sink.rejects_negative:
+        return value.origin is Origin.WRAPPED
     if value.origin is Origin.RAW:
         return True
     if value.origin is Origin.WRAPPED:
@@ -213,7 +235,8 @@ def sinks(ctx: RuleContext, call: ast.Call, schemas: dict[str, dict[str, object]
             True,
         )
     else:
-        yield from _op_sinks(ctx, call, qnames, schemas)
+        declared = _declared_sinks(ctx, call, qnames)
+        yield from declared if declared is not None else _op_sinks(ctx, call, qnames, schemas)
 
 
 def _array_sink(call: ast.Call) -> Iterator[Sink]:
@@ -269,6 +292,56 @@ def _struct_sinks(call: ast.Call, fmt: ast.expr | None, values: list[ast.expr]) 
             index += 1
 
 
+def _declared_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str]) -> list[Sink] | None:
+    """Arguments of a compiled function whose Cython declaration the project ships (``lib.pxd``): each
+    address passed to a C integer parameter. None when the callee has no declaration ptrlint can read.
+    Asked only of calls that pass an address (each question is recorded for the cache)."""
+    view = ctx.facts.view
+    if view is None or not qnames or any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames):
+        return None  # torch's, numpy's and Python's own functions are known: none is a Cython binding
+    passed: list[tuple[int | None, str | None, ast.expr]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        passed.append((i, None, arg))
+    passed += [(None, k.arg, k.value) for k in call.keywords if k.arg is not None]
+    passed = [p for p in passed if _address_scalar(ctx.facts.value(p[2]))]
+    if not passed:
+        return None
+    found = next((d for d in (view.declaration(q) for q in sorted(qnames)) if d is not None), None)
+    if found is None:
+        return None
+    out: list[Sink] = []
+    for position, keyword, arg in passed:
+        param = found.param(position, keyword)
+        kind = param.integer if param is not None else None
+        if param is None or kind is None:
+            continue
+        what = (
+            f"`{found.name}()` (parameter `{param.ctype} {param.name}` in its Cython declaration, "
+            f"{display_path(found.path)}:{found.line})"
+        )
+        if kind == "unsigned64":
+            effect = f"Cython raises `OverflowError` converting a negative value to `{param.ctype}`"
+            out.append(Sink(call, arg, what, effect, False, False, rejects_negative=True))
+        elif kind == "narrow":
+            effect = f"Cython raises `OverflowError` for any address wider than `{param.ctype}` (most addresses)"
+            out.append(Sink(call, arg, what, effect, True, False))
+        else:
+            effect = f"Cython converts it to `{param.ctype}` and raises `OverflowError` for an address >= 2**63"
+            out.append(Sink(call, arg, what, effect, False, False, op=True))
+    return out
+
+
+def _address_scalar(value: Value | None) -> bool:
+    return (
+        value is not None
+        and value.kind is Kind.SCALAR
+        and value.python_int
+        and value.origin in (Origin.RAW, Origin.WRAPPED)
+    )
+
+
 def _op_sinks(
     ctx: RuleContext, call: ast.Call, qnames: set[str], schemas: dict[str, dict[str, object]]
 ) -> Iterator[Sink]:
@@ -322,98 +395,6 @@ def _op_argument(
         )
     else:
         yield Sink(call, arg, f"the custom op `{op}`", effect, False, table, op=True)
-
-
-# ----- schemas the project declares ----------------------------------------------------------------------
-_SCHEMA = re.compile(r"^\s*(?:[\w.]+::)?(\w+)(?:\.\w+)?\s*\((.*)\)\s*->")
-
-
-def op_schemas(ctx: RuleContext) -> dict[str, dict[str, object]]:
-    """Op name -> {parameter: "int" | "list", "__order__": [parameters]} from the schema strings this
-    module declares (``torch.library.define``, ``Library.define``, ``m.def(...)``-style strings), and
-    ``"__functions__"``: {id of a ``torch.library.custom_op`` function: the same, from its annotations}."""
-    out: dict[str, dict[str, object]] = {}
-    functions: dict[int, dict[str, object]] = {}
-    model = ctx.facts.model
-    for call in model.calls:
-        strings = [a.value for a in call.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        for i, text in enumerate(strings):
-            if "->" not in text:
-                continue
-            if text.lstrip().startswith("(") and i == 1:  # torch.library.define("ns::op", "(int p) -> ()")
-                text = strings[0].rpartition("::")[2] + text.lstrip()
-            parsed = _parse_schema(text)
-            if parsed is not None:
-                out[parsed[0]] = parsed[1]
-    for function in [*model.functions.values(), *(m for ms in model.class_methods.values() for m in ms.values())]:
-        for decorator in function.decorator_list:
-            target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if isinstance(target, (ast.Name, ast.Attribute)) and model.qualified_names(target) & {
-                "torch.library.custom_op",
-                "torch._library.custom_ops.custom_op",
-            }:
-                params = [a for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
-                declared: dict[str, object] = {"__order__": [a.arg for a in params]}
-                for a in params:
-                    kind = _annotation_kind(a.annotation)
-                    if kind is not None:
-                        declared[a.arg] = kind
-                functions[id(function)] = declared
-                name = (
-                    decorator.args[0].value
-                    if isinstance(decorator, ast.Call)
-                    and decorator.args
-                    and isinstance(decorator.args[0], ast.Constant)
-                    and isinstance(decorator.args[0].value, str)
-                    else None
-                )
-                if name:
-                    out[name.rpartition("::")[2]] = declared
-    out["__functions__"] = functions  # type: ignore[assignment]
-    return out
-
-
-def _parse_schema(text: str) -> tuple[str, dict[str, object]] | None:
-    match = _SCHEMA.match(text)
-    if match is None:
-        return None
-    declared: dict[str, object] = {"__order__": []}
-    depth, current, parts = 0, "", []
-    for ch in match.group(2):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        parts.append(current)
-    for part in parts:
-        words = part.split("=")[0].split()
-        if not words or words[0] == "*":
-            continue
-        typ, name = (words[0], words[-1]) if len(words) >= 2 else (words[0], "")
-        declared["__order__"].append(name)  # type: ignore[attr-defined]
-        if INT64_SCHEMA_TYPES.match(typ):
-            declared[name] = "list" if "[" in typ else "int"
-    return match.group(1), declared
-
-
-def _annotation_kind(annotation: ast.expr | None) -> str | None:
-    if isinstance(annotation, ast.Name) and annotation.id == "int":
-        return "int"
-    if (
-        isinstance(annotation, ast.Subscript)
-        and isinstance(annotation.value, ast.Name)
-        and annotation.value.id in ("list", "List", "Sequence")
-        and isinstance(annotation.slice, ast.Name)
-        and annotation.slice.id == "int"
-    ):
-        return "list"
-    return None
 
 
 __all__ = ["SignedPointerSink"]  # the rule registry takes the Rule subclass this module defines

@@ -119,7 +119,100 @@ CUPY_RANGE = """
                 assert [int(v) % 2**64 for v in table] == [t.data_ptr() + 16 * i for i in range(3)]
         """
 
+# a compiled module with its Cython declarations in the project (`clib.pxd`), and a stand-in for its
+# extension outside it that converts each argument as Cython does (range-checked, `OverflowError`)
+CLIB_PXD = """
+    from libc.stdint cimport intptr_t
+
+    cpdef generate(intptr_t generator, size_t output,
+                   size_t n)
+    cpdef intptr_t execute(intptr_t handle, intptr_t buf) except? 0
+    cdef int internal(intptr_t x)
+"""
+CLIB = {
+    **CUPY,
+    "clib.py": """
+        SIGNED, UNSIGNED = (-(1 << 63), (1 << 63) - 1), (0, (1 << 64) - 1)
+
+
+        def _convert(value, bounds):
+            if not bounds[0] <= value <= bounds[1]:
+                raise OverflowError("value out of range for the C type")
+            return value
+
+
+        def generate(generator, output, n):
+            _convert(generator, SIGNED)
+            _convert(n, UNSIGNED)
+            return _convert(output, UNSIGNED)
+
+
+        def execute(handle, buf):
+            _convert(handle, SIGNED)
+            return _convert(buf, SIGNED) % (1 << 64)
+    """,
+}
+
+IMPORT_CLIB = """
+            import clib
+            import torch
+"""
+# a raw address handed to the compiled `execute`, whose `buf` parameter is declared `intptr_t`
+RUN_EXECUTE = """
+
+            def run(handle, t):
+                return clib.execute(handle, t.data_ptr())
+
+
+            def scenario():
+                t = torch.zeros(4)
+                assert run(3, t) == t.data_ptr()
+        """
+
 CASES: dict[str, Case] = {
+    "wrapped_cupy_address_into_a_declared_size_t_parameter": Case(
+        files={
+            "clib.pxd": CLIB_PXD,
+            "app/main.py": """
+            import clib
+            import cupy
+            import torch
+
+
+            def fill(generator, a):
+                return clib.generate(generator, a.data.ptr, 16)
+
+
+            def scenario():
+                t = torch.zeros(4)
+                assert fill(7, cupy.ndarray(t)) == t.data_ptr()
+        """,
+        },
+        fixes={("app/main.py", 7): UINT64},
+        codes={("app/main.py", 7): "PTR008"},
+        texts={("app/main.py", 7): "return clib.generate(generator, a.data.ptr & 0xFFFF_FFFF_FFFF_FFFF, 16)"},
+        external=CLIB,
+    ),
+    "raw_address_into_a_declared_intptr_t_parameter": Case(
+        files={
+            "clib.pxd": CLIB_PXD,
+            "app/main.py": IMPORT_CLIB + RUN_EXECUTE,
+        },
+        fixes={("app/main.py", 6): NONE},
+        codes={("app/main.py", 6): "PTR008"},
+        fixed_under_simulation=False,
+        external=CLIB,
+    ),
+    "raw_address_into_a_declared_intptr_t_parameter_through_the_modules_wrap_helper": Case(
+        files={
+            "clib.pxd": CLIB_PXD,
+            "app/main.py": IMPORT_CLIB + WRAP + RUN_EXECUTE,
+        },
+        fixes={("app/main.py", 10): UINT64},
+        codes={("app/main.py", 10): "PTR008"},
+        texts={("app/main.py", 10): "return clib.execute(handle, to_i64(t.data_ptr()))"},
+        external=CLIB,
+    ),
     "wrapped_cupy_address_range_into_an_unsigned_table": Case(
         files={"app/main.py": CUPY_RANGE.format(dtype="cupy.uintp")},
         fixes={("app/main.py", 8): UINT64},
