@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = '68f5e111668dbc22611d30003c3fe7f4'
+FINGERPRINT = '8e5fc070816361afd6358ae592065255'
 # --- end of generated entries ---
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..analysis.cython import Declaration, parse_declarations
-from .layout import search_folders
+from .layout import is_listed_file, search_folders
 
 
 def declaration_file(module: str, bases: tuple[Path, ...]) -> Path | None:
@@ -17,7 +17,7 @@ def declaration_file(module: str, bases: tuple[Path, ...]) -> Path | None:
     for folder in search_folders(module, bases, (".pxd", ".pyx")):
         stem = os.path.join(folder, rel)
         for candidate in (stem + ".pxd", stem + ".pyx"):
-            if os.path.isfile(candidate):
+            if is_listed_file(candidate):
                 return Path(candidate)
     return None
 

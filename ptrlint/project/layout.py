@@ -54,6 +54,11 @@ def _listing(folder: str) -> frozenset[str] | None:
         return None
 
 
+def is_listed_file(path: str) -> bool:
+    """Whether ``path`` is a file, asked of its folder's listing first (kept for the run)."""
+    return _is_file(path)
+
+
 def _is_file(path: str) -> bool:
     """``os.path.isfile``, asked only of names that its folder's listing holds: a module lookup
     tries several bases and two spellings each, and nearly all of them name no file (an import

@@ -295,10 +295,16 @@ def _struct_sinks(call: ast.Call, fmt: ast.expr | None, values: list[ast.expr]) 
 def _declared_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str]) -> list[Sink] | None:
     """Arguments of a compiled function whose Cython declaration the project ships (``lib.pxd``): each
     address passed to a C integer parameter. None when the callee has no declaration ptrlint can read.
-    Asked only of calls that pass an address (each question is recorded for the cache)."""
+    The declaration is asked first (a file lookup, recorded for the cache whatever the answer): the
+    arguments' values are computed only for the calls that have one."""
     view = ctx.facts.view
-    if view is None or not qnames or any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames):
+    if view is None or not qnames or not (call.args or call.keywords):
+        return None
+    if any(q.partition(".")[0] in KNOWN_LIBRARIES for q in qnames):
         return None  # torch's, numpy's and Python's own functions are known: none is a Cython binding
+    found = next((d for d in (view.declaration(q) for q in sorted(qnames)) if d is not None), None)
+    if found is None:
+        return None
     passed: list[tuple[int | None, str | None, ast.expr]] = []
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
@@ -306,11 +312,6 @@ def _declared_sinks(ctx: RuleContext, call: ast.Call, qnames: set[str]) -> list[
         passed.append((i, None, arg))
     passed += [(None, k.arg, k.value) for k in call.keywords if k.arg is not None]
     passed = [p for p in passed if _address_scalar(ctx.facts.value(p[2]))]
-    if not passed:
-        return None
-    found = next((d for d in (view.declaration(q) for q in sorted(qnames)) if d is not None), None)
-    if found is None:
-        return None
     out: list[Sink] = []
     for position, keyword, arg in passed:
         param = found.param(position, keyword)

@@ -74,6 +74,7 @@ def test_a_compiled_module_is_found_by_its_declarations(tmp_path: Path) -> None:
     forget_listings()  # folders listed by earlier tests of this process (a run forgets them as it starts)
     assert declaration_file("pkg.bindings.lib", bases) == tmp_path / "pkg" / "bindings" / "lib.pyx"
     (tmp_path / "pkg" / "bindings" / "lib.pxd").write_text("cpdef run(size_t a)\n")  # the declarations win
+    forget_listings()
     found = declaration("pkg.bindings.lib.run", bases)
     assert found is not None and found.params[0].ctype == "size_t"
     assert declaration("pkg.bindings.lib.missing", bases) is None
