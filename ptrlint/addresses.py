@@ -121,7 +121,8 @@ QUALIFIED_ADDRESS_FUNCTIONS = frozenset(
 # CuPy memory objects whose ``.ptr`` is the address: ``arr.data.ptr`` (``ndarray.data`` is a
 # MemoryPointer) and the results of these calls (by last name: pools are reached through objects).
 # CuPy declares ``ptr`` an ``intptr_t``: the address's bits read as signed (a WRAPPED value, negative from
-# 2**63 on), kept by an int64 table and rejected by a uint64 one (PTR009).
+# 2**63 on), kept by an int64 table and rejected by a uint64 one (PTR009). So do the allocations of its
+# runtime module (``cupy.cuda.runtime.malloc(n) -> intptr_t``) above.
 CUPY_MEMORY_CALLS = frozenset(
     {
         "alloc",

@@ -91,7 +91,7 @@ CATALOG: tuple[RuleEntry, ...] = (
          'zeros_like', 'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'Tensor'),
     ),
 )
-FINGERPRINT = '8e5fc070816361afd6358ae592065255'
+FINGERPRINT = '8304b95f9c3c686cc2d9abb56ca589f5'
 # --- end of generated entries ---
 
 

@@ -25,7 +25,8 @@ class WrappedPointerUnsigned(Rule):
 ## What it does
 Flags an address that was wrapped into int64 range on purpose (`p - (1 << 64) if p >= 1 << 63 else p`,
 `ctypes.c_int64(p).value`, a module helper that does either, `.view(torch.int64)` read back) or that a
-library hands out signed (CuPy's memory pointers: `a.data.ptr` is an `intptr_t`) and then meets an
+library hands out signed (CuPy's memory pointers, `a.data.ptr`, and its runtime's allocations,
+`cupy.cuda.runtime.malloc(n)`, are `intptr_t`) and then meets an
 unsigned 64-bit container:
 - an element store or `fill_` into a uint64 numpy array (`ptrs[i] = wrap(p)`), a uint64 tensor's numpy
   view, or a uint64 torch tensor;
@@ -69,8 +70,14 @@ raise there before torch 2.14.1 (PTR005), a tensor's bits are copied on every re
     VALID = (
         "import numpy as np\ntable = np.zeros(4, dtype=np.uint64)\ntable[0] = t.data_ptr()\n",
         "import ctypes\nimport torch\ntable = torch.tensor([ctypes.c_int64(t.data_ptr()).value], dtype=torch.int64)\n",
+        "import cupy\nimport numpy as np\ntable = np.array([cupy.cuda.runtime.malloc(64)], dtype=np.int64)\n",
     )
     INVALID = (
+        Invalid(
+            "import cupy\nimport numpy as np\ntable = np.array([cupy.cuda.runtime.malloc(64)], dtype=np.uint64)\n",
+            "import cupy\nimport numpy as np\n"
+            "table = np.array([cupy.cuda.runtime.malloc(64) & 0xFFFF_FFFF_FFFF_FFFF], dtype=np.uint64)\n",
+        ),
         Invalid(
             "import ctypes\nimport numpy as np\ntable = np.zeros(4, dtype=np.uint64)\n"
             "table[0] = ctypes.c_int64(t.data_ptr()).value\n",

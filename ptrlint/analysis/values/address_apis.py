@@ -111,6 +111,8 @@ class AddressAPIs:
         if is_peer_address_function(last):
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()` (a peer's address)"),))
         if qnames & QUALIFIED_ADDRESS_FUNCTIONS:
+            if any(q.startswith("cupy.") for q in qnames):  # CuPy's runtime returns `intptr_t`, as `.ptr` is
+                return Value(Kind.SCALAR, Origin.WRAPPED, ((call, f"signed address: `{last}()` (an `intptr_t`)"),))
             return Value(Kind.SCALAR, Origin.RAW, ((call, f"pointer value: `{last}()`"),))
         if tuple_address_position(last) is not None:
             if any(attr_name(a.func) in ("byref", "pointer") for a in call.args if isinstance(a, ast.Call)):
